@@ -1,0 +1,107 @@
+"""The Article record every reader produces and every later stage consumes.
+
+An article is immutable: enrichment returns a new one (``dataclasses.replace``) rather than
+mutating, so a reader's output can be compared with what went into the index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+DateSource = Literal["explicit", "inferred", "unknown"]
+
+#: Characters allowed in an article id: safe in a URL path segment and in a file name.
+_ID_UNSAFE = re.compile(r"[^a-z0-9]+")
+_KNOWN_SUFFIX = re.compile(
+    r"\.(txt|text|md|markdown|html?|xml|json|jsonl|ndjson|csv|tsv|sgm|sgml|warc|rss|atom|gz)$", re.I)
+
+
+def slugify(text: str, max_length: int = 60) -> str:
+    """Lower-case ASCII slug: letters and digits joined by single hyphens."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    slug = _ID_UNSAFE.sub("-", ascii_text.lower()).strip("-")
+    if len(slug) > max_length:
+        slug = slug[:max_length].rsplit("-", 1)[0] or slug[:max_length]
+    return slug
+
+
+def make_id(relative_path: str, record: str | int | None = None) -> str:
+    """A stable, URL- and file-name-safe id for the article at ``relative_path``.
+
+    The id is derived only from the input's path relative to the folder being indexed (plus the
+    record number inside multi-article files), so it is the same on every run and machine. A
+    readable slug is followed by a short hash of the exact path, which keeps ids unique when two
+    paths slugify alike (``a/b.txt`` and ``a-b.txt``).
+    """
+    key = relative_path.replace("\\", "/")
+    if record is not None:
+        key = f"{key}#{record}"
+    stem = relative_path.replace("\\", "/")
+    for _ in range(2):  # "data.jsonl.gz" loses both suffixes
+        stem = _KNOWN_SUFFIX.sub("", stem)
+    readable = slugify(stem, 48)
+    if record is not None:
+        readable = f"{readable}-{slugify(str(record), 16)}".strip("-")
+    digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:6]
+    return f"{readable}-{digest}" if readable else digest
+
+
+@dataclass(frozen=True)
+class Article:
+    """One normalised news article.
+
+    ``path`` is the input file relative to the folder it was indexed from; ``date`` is naive UTC;
+    ``date_source`` records how the date was obtained, so a page can mark inferred dates.
+    """
+
+    id: str
+    title: str
+    body: str
+    path: str
+    source: str = ""
+    date: datetime | None = None
+    date_source: DateSource = "unknown"
+    captions: tuple[str, ...] = ()
+    url: str = ""
+    author: str = ""
+    credits: str = ""
+    dateline: str = ""
+    places: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()
+    language: str = ""
+    external_id: str = ""
+    cluster: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def word_count(self) -> int:
+        return len(self.body.split())
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of the article's content fields (not its id or cluster), hex."""
+        payload = {
+            "title": self.title, "body": self.body, "source": self.source,
+            "date": self.date.isoformat() if self.date else None, "captions": list(self.captions),
+            "url": self.url, "author": self.author, "places": list(self.places),
+            "topics": list(self.topics),
+        }
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        return hashlib.sha256(blob).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict of every field (the export and ``show --json`` shape)."""
+        data = asdict(self)
+        data["date"] = self.date.isoformat() if self.date else None
+        data["captions"] = list(self.captions)
+        data["places"] = list(self.places)
+        data["topics"] = list(self.topics)
+        data["word_count"] = self.word_count
+        data["content_hash"] = self.content_hash
+        return data

@@ -1,0 +1,270 @@
+"""Readers: one module per input format, each turning a file into Articles.
+
+``discover`` walks the paths a user names and yields ``SourceFile``s; ``reader_for`` picks the
+reader by extension, then by sniffing the first bytes; ``.gz`` files are read transparently.
+A reader is a generator ``read(source: SourceFile) -> Iterator[Article]``: it raises
+``IngestError`` when the whole file is unusable and calls ``source.warn`` for a problem that
+loses only one record, so one bad record never costs the rest of the file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import io
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from archive.article import Article, make_id
+
+Reader = Callable[["SourceFile"], Iterator[Article]]
+
+
+class IngestError(Exception):
+    """A problem with one input file (and optionally one line or record of it)."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str, line: int | None = None):
+        self.path = str(path)
+        self.reason = reason
+        self.line = line
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        return f"{where}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class ReaderOptions:
+    """Per-run settings that readers may consult (e.g. ``--map title=headline``)."""
+
+    field_map: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SourceFile:
+    """One input file: where it is on disk, and the stable relative name ids derive from."""
+
+    path: Path
+    relative: str
+    options: ReaderOptions = field(default_factory=ReaderOptions)
+    warnings: list[IngestError] = field(default_factory=list)
+
+    @property
+    def is_gzip(self) -> bool:
+        return self.path.name.lower().endswith(".gz")
+
+    @property
+    def inner_name(self) -> str:
+        """The file name without a trailing ``.gz``: what decides the format."""
+        name = self.path.name
+        return name[:-3] if name.lower().endswith(".gz") else name
+
+    def warn(self, reason: str, line: int | None = None) -> None:
+        self.warnings.append(IngestError(self.relative, reason, line))
+
+    def article_id(self, record: str | int | None = None) -> str:
+        return make_id(self.relative, record)
+
+    def open_binary(self) -> BinaryIO:
+        """The file's (decompressed) bytes as a stream; readers that stream use this."""
+        raw = open(self.path, "rb")
+        if self.is_gzip:
+            return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        return raw
+
+    def read_bytes(self) -> bytes:
+        try:
+            with self.open_binary() as stream:
+                return stream.read()
+        except (EOFError, gzip.BadGzipFile, OSError) as exc:
+            raise IngestError(self.relative, f"cannot read: {exc}") from exc
+
+    def read_text(self) -> str:
+        """Decode as UTF-8 (BOM or not); fall back to Windows-1252/Latin-1 with a warning."""
+        return decode_text(self.read_bytes(), self)
+
+    def open_text(self) -> io.TextIOWrapper:
+        """A streaming text view (UTF-8 with BOM handling; undecodable bytes replaced)."""
+        return io.TextIOWrapper(self.open_binary(), encoding="utf-8-sig", errors="replace",
+                                newline="")
+
+
+def decode_text(data: bytes, source: SourceFile) -> str:
+    if b"\x00" in data[:8192]:
+        raise IngestError(source.relative, "binary file (contains NUL bytes)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        source.warn(f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                    "decoded as Windows-1252")
+    try:
+        return data.decode("cp1252")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+# --- choosing a reader -------------------------------------------------------------------------
+
+#: extension (lower case, without .gz) -> reader module in this package
+_BY_EXTENSION: dict[str, str] = {
+    ".txt": "text", ".text": "text",
+    ".md": "markdown", ".markdown": "markdown",
+    ".html": "html", ".htm": "html", ".xhtml": "html",
+    ".rss": "feeds", ".atom": "feeds", ".rdf": "feeds",
+    ".warc": "warc", ".arc": "warc",
+    ".jsonl": "records", ".ndjson": "records", ".json": "records", ".csv": "records",
+    ".tsv": "records",
+    ".sgm": "reuters", ".sgml": "reuters",
+}
+
+#: formats holding many articles per file: a folder of them is a collection whose loose
+#: ``.txt`` files are its documentation, not articles
+COLLECTION_FORMATS = {"records", "reuters", "warc", "feeds"}
+
+#: names of documentation files that are never articles
+_DOC_NAMES = {"readme", "license", "licence", "copying", "provenance", "changelog", "authors",
+              "notice", "contributing"}
+
+_BINARY_EXTENSIONS = {
+    ".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".ico", ".bmp", ".tif", ".tiff", ".pdf",
+    ".zip", ".tar", ".tgz", ".bz2", ".xz", ".7z", ".mp3", ".mp4", ".wav", ".ogg", ".mov",
+    ".avi", ".woff", ".woff2", ".ttf", ".otf", ".exe", ".so", ".dll", ".pyc", ".db", ".sqlite",
+    ".doc", ".docx", ".xls", ".xlsx", ".ppt", ".pptx", ".dtd", ".css", ".js",
+}
+
+
+def sniff(head: bytes) -> str | None:
+    """Guess a format from a file's first bytes (after decompression)."""
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:2048]
+    lower = text.lower()
+    if b"\x00" in head:
+        return None
+    if text.startswith(b"WARC/"):
+        return "warc"
+    if lower.startswith(b"<!doctype lewis") or lower.startswith(b"<reuters"):
+        return "reuters"
+    if lower.startswith(b"<?xml") or lower.startswith(b"<rss") or lower.startswith(b"<feed") \
+            or lower.startswith(b"<rdf"):
+        if b"<rss" in lower or b"<feed" in lower or b"<rdf:rdf" in lower:
+            return "feeds"
+        return None
+    if lower.startswith(b"<!doctype html") or lower.startswith(b"<html"):
+        return "html"
+    if text[:1] in (b"{", b"["):
+        return "records"
+    if text.startswith(b"---"):
+        return "markdown"
+    return None
+
+
+def format_of(source: SourceFile) -> str | None:
+    """The reader module name for a file, or None when it is not an article file."""
+    suffix = Path(source.inner_name).suffix.lower()
+    if suffix in _BINARY_EXTENSIONS:
+        return None
+    try:
+        with source.open_binary() as stream:
+            head = stream.read(4096)
+    except (OSError, EOFError):
+        head = b""
+    if suffix in _BY_EXTENSION:
+        chosen = _BY_EXTENSION[suffix]
+        if chosen == "text" and sniff(head) == "markdown":
+            return "markdown"
+        if suffix == ".xml" or chosen == "feeds":
+            return sniff(head) or chosen
+        return chosen
+    if suffix == ".xml":
+        return sniff(head)
+    guessed = sniff(head)
+    if guessed:
+        return guessed
+    if suffix == "" and head and b"\x00" not in head:
+        return "text"
+    return None
+
+
+def reader_for(format_name: str) -> Reader:
+    module = importlib.import_module(f"archive.sources.{format_name}")
+    return module.read  # type: ignore[no-any-return]
+
+
+def read_articles(source: SourceFile, format_name: str | None = None) -> Iterator[Article]:
+    """All articles in one file; raises IngestError if it holds none that can be read."""
+    name = format_name or format_of(source)
+    if name is None:
+        raise IngestError(source.relative, "not an article file")
+    yield from reader_for(name)(source)
+
+
+# --- walking the input -------------------------------------------------------------------------
+
+@dataclass
+class Discovery:
+    """What a walk found besides the files: problems to report and files passed over."""
+
+    problems: list[IngestError] = field(default_factory=list)
+    passed_over: int = 0
+
+
+def _is_doc_file(path: Path) -> bool:
+    stem = path.name.split(".", 1)[0].lower()
+    return stem in _DOC_NAMES
+
+
+def discover(paths: Iterable[str | os.PathLike[str]], report: Discovery | None = None,
+             options: ReaderOptions | None = None) -> Iterator[SourceFile]:
+    """Yield every candidate input file under ``paths`` (files or folders), sorted.
+
+    Relative names start with the named folder's own name (``bbc/business/001.txt``) so ids
+    stay stable wherever the folder lives. Hidden files and folders, symlinked folders (no
+    loops) and documentation files are skipped; unreadable folders are reported.
+    """
+    report = report if report is not None else Discovery()
+    options = options or ReaderOptions()
+    for given in paths:
+        root = Path(given)
+        if not root.exists():
+            report.problems.append(IngestError(str(given), "no such file or folder"))
+            continue
+        if root.is_file():
+            yield SourceFile(root.resolve(), root.name, options)
+            continue
+        base = root.resolve()
+        yield from _walk_folder(base, base.name, report, options)
+
+
+def _walk_folder(base: Path, root_name: str, report: Discovery,
+                 options: ReaderOptions) -> Iterator[SourceFile]:
+    def on_error(exc: OSError) -> None:
+        name = exc.filename or base
+        report.problems.append(IngestError(str(name), f"cannot read folder: {exc.strerror}"))
+
+    for folder, dirnames, filenames in os.walk(base, onerror=on_error, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        folder_path = Path(folder)
+        files = [folder_path / n for n in sorted(filenames) if not n.startswith(".")]
+        regular = []
+        for path in files:
+            try:
+                mode = path.stat().st_mode  # follows a file symlink; a dangling one fails
+            except OSError as exc:
+                report.problems.append(IngestError(str(path), f"cannot read: {exc.strerror}"))
+                continue
+            if not stat.S_ISREG(mode) or _is_doc_file(path):
+                report.passed_over += 1
+                continue
+            regular.append(path)
+        collection = any(_BY_EXTENSION.get(Path(p.name.removesuffix(".gz")).suffix.lower())
+                         in COLLECTION_FORMATS for p in regular)
+        for path in regular:
+            if collection and path.suffix.lower() == ".txt":
+                report.passed_over += 1
+                continue
+            relative = f"{root_name}/{path.relative_to(base).as_posix()}"
+            yield SourceFile(path, relative, options)
