@@ -1,0 +1,221 @@
+"""The ``archive`` command: thin click commands over the modules that do the work.
+
+Exit codes: 0 success; 1 the run failed (or a search found nothing, like grep); 2 a usage or
+query error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from archive import render, store
+from archive.indexer import Indexer, IndexReport
+from archive.search import Archive, Filters, QueryError, SORTS, page_to_dict, parse_date_option
+from archive.sources import ReaderOptions
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def index_option(command: F) -> F:
+    return click.option(
+        "--index", "index_dir", envvar="ARCHIVE_INDEX", default="index", show_default=True,
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Index folder (or set ARCHIVE_INDEX).")(command)
+
+
+def json_option(command: F) -> F:
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print JSON for scripts instead of text.")(command)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+class BadQuery(click.ClickException):
+    """A query or option value the archive cannot use: one line on stderr, exit status 2."""
+
+    exit_code = 2
+
+
+def open_archive(index_dir: Path) -> Archive:
+    try:
+        return Archive(index_dir)
+    except store.IndexMissing as exc:
+        raise click.ClickException(f"{exc}") from None
+
+
+def cli_environment() -> Any:
+    return render.environment("cli", color=sys.stdout.isatty())
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="newsarchive")
+def main() -> None:
+    """A searchable news archive: index article files, then search them.
+
+    \b
+    archive index seeds/           build or update the index
+    archive search 'hezbollah'     search it
+    archive show ID                read one article
+    """
+
+
+# --- archive index -------------------------------------------------------------------------
+
+@main.command("index")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@index_option
+@click.option("--rebuild", is_flag=True, help="Delete the index and build it afresh.")
+@click.option("--map", "field_map", metavar="FIELD=KEY,...", default="",
+              help="For JSON/CSV: which record key fills which field, e.g. title=headline,body=story.")
+@click.option("--lock-timeout", type=float, default=10.0, show_default=True,
+              help="Seconds to wait for another indexing run to finish.")
+@click.option("--progress/--no-progress", default=None,
+              help="Show a progress bar (default: only on a terminal).")
+@json_option
+def index_command(paths: tuple[Path, ...], index_dir: Path, rebuild: bool, field_map: str,
+                  lock_timeout: float, progress: bool | None, as_json: bool) -> None:
+    """Add PATHS (files or folders, default seeds/) to the index, incrementally.
+
+    Unchanged files are not read again, changed ones are re-read, and articles of files that
+    disappeared from an indexed folder are removed. Bad files are reported and skipped.
+    """
+    inputs = list(paths) or [Path("seeds")]
+    options = ReaderOptions(field_map=parse_field_map(field_map))
+    indexer = Indexer(index_dir, lock_timeout=lock_timeout, options=options)
+    show_bar = sys.stderr.isatty() if progress is None else progress
+    started = time.perf_counter()
+    try:
+        report = _run_indexer(indexer, inputs, rebuild, show_bar)
+    except store.IndexBusy as exc:
+        raise click.ClickException(str(exc)) from None
+    seconds = time.perf_counter() - started
+    if as_json:
+        emit_json({**report.to_dict(), "index": str(index_dir), "seconds": round(seconds, 3)})
+    else:
+        env = cli_environment()
+        click.echo(render.render(env, "index_summary.txt", report=report, seconds=seconds,
+                                 index=index_dir), nl=False)
+    if not any((report.added, report.updated, report.unchanged, report.removed)) \
+            and report.skipped:
+        sys.exit(1)
+
+
+def _run_indexer(indexer: Indexer, inputs: list[Path], rebuild: bool,
+                 show_bar: bool) -> IndexReport:
+    if not show_bar:
+        return indexer.run(inputs, rebuild=rebuild)
+    bar = click.progressbar(length=0, label="Indexing", file=sys.stderr, show_pos=True,
+                            item_show_func=lambda s: s.relative if s else None)
+    with bar:
+        def advance(source: Any) -> None:
+            bar.current_item = source
+            bar.update(1)
+        return indexer.run(inputs, rebuild=rebuild, progress=advance, on_total=_set_length(bar))
+
+
+def _set_length(bar: Any) -> Callable[[int], None]:
+    def set_length(total: int) -> None:
+        bar.length = total
+    return set_length
+
+
+def parse_field_map(text: str) -> dict[str, str]:
+    mapping: dict[str, str] = {}
+    for pair in filter(None, (p.strip() for p in text.split(","))):
+        field, sep, key = pair.partition("=")
+        if not sep or not field.strip() or not key.strip():
+            raise click.BadParameter(f"expected FIELD=KEY, got {pair!r}", param_hint="--map")
+        mapping[field.strip()] = key.strip()
+    return mapping
+
+
+# --- archive search ------------------------------------------------------------------------
+
+@main.command("search")
+@click.argument("query", nargs=-1)
+@index_option
+@click.option("--sort", type=click.Choice(SORTS), default="relevance", show_default=True,
+              help="Order of results.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True,
+              help="Results per page.")
+@click.option("--page", type=click.IntRange(1), default=1, show_default=True,
+              help="Which page of results.")
+@click.option("--source", help="Only articles from this source (e.g. Reuters).")
+@click.option("--place", help="Only articles about this place (e.g. Lebanon).")
+@click.option("--topic", help="Only articles with this topic (e.g. cocoa).")
+@click.option("--since", metavar="DATE", help="Only articles on or after DATE (YYYY[-MM[-DD]]).")
+@click.option("--until", metavar="DATE", help="Only articles on or before DATE (YYYY[-MM[-DD]]).")
+@json_option
+def search_command(query: tuple[str, ...], index_dir: Path, sort: str, limit: int, page: int,
+                   source: str | None, place: str | None, topic: str | None, since: str | None,
+                   until: str | None, as_json: bool) -> None:
+    """Search the archive for QUERY.
+
+    \b
+    Words must all match (AND is the default); also:
+      OR, NOT, ( ),  "exact phrase",  "words near"~5,  hezbol*,  hezbolah~ (fuzzy)
+      title:syria  source:reuters  place:lebanon  topic:cocoa  author:smith
+      date:2017  date:2017-08  date:[2017-08-01 to 2017-08-31]  date:>2017-01-01
+
+    Exit status: 0 when something matched, 1 when nothing did, 2 for a bad query.
+    """
+    text = " ".join(query)
+    with open_archive(index_dir) as archive:
+        try:
+            filters = Filters(source=source, place=place, topic=topic,
+                              since=parse_date_option(since),
+                              until=parse_date_option(until, end=True))
+            results = archive.search(text, sort=sort, page=page, page_size=limit,
+                                     filters=filters)
+        except QueryError as exc:
+            raise BadQuery(str(exc)) from None
+    if as_json:
+        emit_json(page_to_dict(results))
+    else:
+        click.echo(render.render(cli_environment(), "results.txt", page=results), nl=False)
+    if results.total == 0:
+        sys.exit(1)
+
+
+# --- archive show / stats ------------------------------------------------------------------
+
+@main.command("show")
+@click.argument("article_id")
+@index_option
+@json_option
+def show_command(article_id: str, index_dir: Path, as_json: bool) -> None:
+    """Print the article with id ARTICLE_ID (ids are shown in search results)."""
+    with open_archive(index_dir) as archive:
+        article = archive.article(article_id)
+    if article is None:
+        raise click.ClickException(f"no article with id {article_id!r} in {index_dir}")
+    if as_json:
+        emit_json(article.to_dict())
+    else:
+        click.echo(render.render(cli_environment(), "article.txt", article=article), nl=False)
+
+
+@main.command("stats")
+@index_option
+@json_option
+def stats_command(index_dir: Path, as_json: bool) -> None:
+    """Count the articles in the index, by source and by year."""
+    with open_archive(index_dir) as archive:
+        stats = archive.stats()
+    if as_json:
+        emit_json(stats)
+    else:
+        click.echo(render.render(cli_environment(), "stats.txt", stats=stats), nl=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,203 @@
+"""One indexing run: walk the inputs, read what changed, enrich it, write it, commit.
+
+Incremental by design: a file whose size and mtime match the manifest is not opened; one whose
+bytes hash the same is not parsed; a changed file's articles replace its old ones as a whole
+(so a JSONL file that lost a record loses that article); a file gone from a folder that was
+indexed before has its articles deleted. Commits happen every ``commit_every`` articles, so an
+interrupted run keeps what it committed and the next run carries on from there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from archive import store
+from archive.article import Article
+from archive.enrich import enrich
+from archive.sources import Discovery, IngestError, ReaderOptions, SourceFile, discover, \
+    format_of, read_articles
+
+
+@dataclass
+class IndexReport:
+    """What a run did, for the summary line and ``--json``."""
+
+    added: int = 0          # articles from files new to the index
+    updated: int = 0        # articles from files whose content changed
+    removed: int = 0        # articles whose file disappeared or lost them
+    unchanged: int = 0      # articles in files that did not change
+    files_read: int = 0
+    passed_over: int = 0    # non-article files (images, binaries, docs) skipped quietly
+    skipped: list[IngestError] = field(default_factory=list)   # files that gave no article
+    warnings: list[IngestError] = field(default_factory=list)  # problems that lost less
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "added": self.added, "updated": self.updated, "removed": self.removed,
+            "unchanged": self.unchanged, "files_read": self.files_read,
+            "passed_over": self.passed_over,
+            "skipped": [{"path": e.path, "line": e.line, "reason": e.reason}
+                        for e in self.skipped],
+            "warnings": [{"path": e.path, "line": e.line, "reason": e.reason}
+                         for e in self.warnings],
+        }
+
+
+Progress = Callable[[SourceFile], None]
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass
+class _Pending:
+    """Files whose articles are written but not yet committed."""
+
+    states: dict[str, store.FileState] = field(default_factory=dict)
+    gone: list[str] = field(default_factory=list)
+    articles: int = 0
+
+
+class Indexer:
+    """Incrementally brings the index at ``folder`` in line with the given input paths."""
+
+    def __init__(self, folder: Path, *, lock_timeout: float = 10.0, commit_every: int = 5000,
+                 options: ReaderOptions | None = None):
+        self.folder = folder
+        self.lock_timeout = lock_timeout
+        self.commit_every = commit_every
+        self.options = options or ReaderOptions()
+
+    def run(self, paths: Sequence[str | Path], *, rebuild: bool = False,
+            progress: Progress | None = None,
+            on_total: Callable[[int], None] | None = None) -> IndexReport:
+        report = IndexReport()
+        discovery = Discovery()
+        sources = list(discover(paths, discovery, self.options))
+        if on_total:
+            on_total(len(sources))
+        report.skipped.extend(discovery.problems)
+        report.passed_over += discovery.passed_over
+        ix = store.create_index(self.folder) if rebuild else store.open_or_create(self.folder)
+        manifest = {} if rebuild else store.read_manifest(self.folder)
+        w = store.open_writer(ix, self.folder, self.lock_timeout)
+        try:
+            pending = _Pending()
+            seen: set[str] = set()
+            for source in sources:
+                seen.add(source.relative)
+                self._index_file(w, source, manifest, pending, report)
+                if progress:
+                    progress(source)
+                if pending.articles >= self.commit_every:
+                    w.commit()
+                    self._settle(manifest, pending)
+                    w = store.open_writer(ix, self.folder, self.lock_timeout)
+            self._remove_missing(w, paths, manifest, seen, pending, report)
+            w.commit()
+        except BaseException:
+            if not w.is_closed:
+                w.cancel()
+            raise
+        self._settle(manifest, pending)
+        return report
+
+    # -- one file ---------------------------------------------------------------------------
+
+    def _index_file(self, w, source: SourceFile, manifest: dict[str, store.FileState],
+                    pending: _Pending, report: IndexReport) -> None:
+        old = manifest.get(source.relative)
+        try:
+            info = source.path.stat()
+        except OSError as exc:
+            report.skipped.append(IngestError(source.relative, f"cannot read: {exc.strerror}"))
+            return
+        if old and old.size == info.st_size and old.mtime_ns == info.st_mtime_ns:
+            report.unchanged += old.articles
+            return
+        try:
+            digest = file_digest(source.path)
+        except OSError as exc:
+            report.skipped.append(IngestError(source.relative, f"cannot read: {exc.strerror}"))
+            return
+        if old and old.sha256 == digest:
+            pending.states[source.relative] = store.FileState(
+                info.st_size, info.st_mtime_ns, digest, old.articles)
+            report.unchanged += old.articles
+            return
+        format_name = format_of(source)
+        if format_name is None:
+            report.passed_over += 1
+            return
+        articles, error = self._read(source, format_name)
+        report.files_read += 1
+        report.warnings.extend(source.warnings)
+        if error is not None and not articles:
+            report.skipped.append(error)
+            if old:  # the file broke: keep nothing stale under its name
+                w.delete_by_term("path", source.relative)
+                report.removed += old.articles
+                pending.gone.append(source.relative)
+            return
+        if error is not None:
+            report.warnings.append(error)
+        if old:
+            w.delete_by_term("path", source.relative)
+            report.updated += len(articles)
+            report.removed += max(0, old.articles - len(articles))
+        else:
+            report.added += len(articles)
+        store.add_articles(w, articles)
+        pending.articles += len(articles)
+        pending.states[source.relative] = store.FileState(
+            info.st_size, info.st_mtime_ns, digest, len(articles))
+
+    @staticmethod
+    def _read(source: SourceFile, format_name: str) -> tuple[list[Article], IngestError | None]:
+        """All the articles a file yields, and the error that stopped it, if any."""
+        articles: list[Article] = []
+        try:
+            for article in read_articles(source, format_name):
+                articles.append(enrich(article))
+        except IngestError as exc:
+            return articles, exc
+        except Exception as exc:  # a reader bug must not abort the run: report it
+            return articles, IngestError(source.relative, f"reader failed: {exc!r}")
+        if not articles:
+            return articles, IngestError(source.relative, "no articles found")
+        return articles, None
+
+    # -- deletions and commits ------------------------------------------------------------
+
+    def _remove_missing(self, w, paths: Iterable[str | Path], manifest: dict[str, store.FileState], seen: set[str],
+                        pending: _Pending, report: IndexReport) -> None:
+        """Delete articles of files that were in an indexed folder and are gone now."""
+        roots = {Path(p).resolve().name + "/" for p in paths if Path(p).is_dir()}
+        for name, state in manifest.items():
+            if name not in seen and any(name.startswith(r) for r in roots):
+                w.delete_by_term("path", name)
+                report.removed += state.articles
+                pending.gone.append(name)
+
+    def _settle(self, manifest: dict[str, store.FileState], pending: _Pending) -> None:
+        """Record committed files in the manifest (only ever after the commit)."""
+        manifest.update(pending.states)
+        for name in pending.gone:
+            manifest.pop(name, None)
+        store.write_manifest(self.folder, manifest)
+        pending.states.clear()
+        pending.gone.clear()
+        pending.articles = 0
+
+
+def count_by(values: Iterable[str]) -> dict[str, int]:
+    return dict(Counter(values).most_common())

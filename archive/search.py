@@ -1,0 +1,398 @@
+"""The search layer: a query string in, a plain-data ResultsPage out.
+
+Everything that shows results (the CLI, the static site, the preview server) goes through
+``Archive.search``; none of them touches Whoosh. The query language is Whoosh's: words are
+ANDed, with ``OR``, ``NOT``, parentheses, ``"phrases"``, ``"phrase"~N``, wildcards, ``word~``
+fuzzy terms, ``field:value`` and date ranges (``date:2017``, ``date:[2017-08-01 to 2017-08-31]``,
+``date:>2017-01-01``).
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from whoosh import highlight, qparser, query as wq, sorting
+from whoosh.qparser.dateparse import DateParserPlugin
+
+from archive import store
+from archive.article import Article
+
+Sort = Literal["relevance", "newest", "oldest"]
+SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
+SEARCH_FIELDS = ("title", "body", "captions")
+FACET_FIELDS = ("source", "year", "place", "topic")
+#: Field names a query may use (``place:lebanon``); the rest of the schema is internal.
+QUERY_FIELDS = ("title", "body", "captions", "source", "place", "topic", "author", "date",
+                "year", "id", "url", "language", "cluster", "external_id")
+
+
+class QueryError(Exception):
+    """A query the archive cannot run; the message is one line, fit for a user."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of a snippet; ``match`` marks a query term to highlight."""
+
+    text: str
+    match: bool = False
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    title: str
+    date: datetime | None
+    date_source: str
+    source: str
+    url: str
+    places: tuple[str, ...]
+    topics: tuple[str, ...]
+    snippet: tuple[Segment, ...]
+    score: float | None
+    rank: int
+    cluster: str = ""
+    copies: int = 0  # other articles in the same wire-copy cluster
+
+    @property
+    def snippet_text(self) -> str:
+        return "".join(s.text for s in self.snippet)
+
+
+@dataclass(frozen=True)
+class FacetCount:
+    value: str   # the display value, e.g. "Reuters"
+    key: str     # the indexed term, usable in a query: source:reuters
+    count: int
+
+
+@dataclass(frozen=True)
+class ResultsPage:
+    query: str
+    total: int
+    page: int
+    page_size: int
+    sort: str
+    hits: tuple[Hit, ...]
+    facets: dict[str, tuple[FacetCount, ...]] = field(default_factory=dict)
+    suggestion: str | None = None
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / self.page_size)) if self.page_size else 1
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions applied on top of the query (CLI options, site facets)."""
+
+    source: str | None = None
+    place: str | None = None
+    topic: str | None = None
+    year: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def query(self) -> wq.Query | None:
+        parts: list[wq.Query] = []
+        for name in ("source", "place", "topic"):
+            value = getattr(self, name)
+            if value:
+                parts.append(wq.Term(name, value.strip().lower()))
+        if self.year:
+            parts.append(wq.Term("year", self.year))
+        if self.since or self.until:
+            parts.append(wq.DateRange("date", self.since, self.until))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else wq.And(parts)
+
+
+class _SegmentFormatter(highlight.Formatter):
+    """Formats Whoosh highlight fragments as Segments, leaving markup to the renderers."""
+
+    between = "\u2026"
+
+    def format_fragment(self, fragment, replace=False):  # noqa: ANN001 (Whoosh API)
+        out: list[Segment] = []
+        index, text = fragment.startchar, fragment.text
+        for token in sorted(fragment.matches, key=lambda t: (t.startchar, t.startchar - t.endchar)):
+            if token.startchar is None or token.startchar < index:
+                continue
+            if token.startchar > index:
+                out.append(Segment(_flat(text[index:token.startchar])))
+            out.append(Segment(text[token.startchar:token.endchar], True))
+            index = token.endchar
+        out.append(Segment(_flat(text[index:fragment.endchar])))
+        return out
+
+    def format(self, fragments, replace=False):  # noqa: ANN001 (Whoosh API)
+        out: list[Segment] = []
+        for number, fragment in enumerate(fragments):
+            if number:
+                out.append(Segment(" \u2026 "))
+            out.extend(self.format_fragment(fragment))
+        return out
+
+
+def _parse_date_option(text: str, end: bool = False) -> datetime:
+    """``2017``, ``2017-08`` or ``2017-08-27`` -> the first (or, for ``end``, last) moment."""
+    text = text.strip()
+    try:
+        parts = [int(p) for p in text.split("-")]
+        if len(parts) == 1:
+            start, after = datetime(parts[0], 1, 1), datetime(parts[0] + 1, 1, 1)
+        elif len(parts) == 2:
+            start = datetime(parts[0], parts[1], 1)
+            after = datetime(parts[0] + parts[1] // 12, parts[1] % 12 + 1, 1)
+        elif len(parts) == 3:
+            start = datetime(*parts)
+            after = start + timedelta(days=1)
+        else:
+            raise ValueError(text)
+    except ValueError:
+        raise QueryError(f"bad date {text!r}: use YYYY, YYYY-MM or YYYY-MM-DD") from None
+    return after - timedelta(microseconds=1) if end else start
+
+
+def parse_date_option(text: str | None, end: bool = False) -> datetime | None:
+    return _parse_date_option(text, end) if text else None
+
+
+class Archive:
+    """An open index to search; use as a context manager (it holds a Whoosh searcher)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.index = store.open_index(folder)
+        self.searcher = self.index.searcher()
+        self.parser = self._make_parser()
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.searcher.close()
+
+    # -- queries -----------------------------------------------------------------------------
+
+    def _make_parser(self) -> qparser.QueryParser:
+        parser = qparser.MultifieldParser(list(SEARCH_FIELDS), self.index.schema,
+                                          group=qparser.AndGroup)
+        parser.remove_plugin_class(qparser.FieldsPlugin)
+        parser.add_plugin(qparser.FieldsPlugin(remove_unknown=False))
+        parser.add_plugin(qparser.FuzzyTermPlugin())
+        parser.add_plugin(qparser.GtLtPlugin())
+        parser.add_plugin(DateParserPlugin(callback=self._bad_date))
+        return parser
+
+    @staticmethod
+    def _bad_date(text: str) -> None:
+        raise QueryError(f"cannot read {text!r} as a date: use e.g. date:2017, date:2017-08, "
+                         "date:[2017-08-01 to 2017-08-31] or date:>2017-01-01")
+
+    def parse(self, text: str) -> wq.Query:
+        """Parse a user query; raise QueryError with a one-line reason if it cannot run."""
+        if not text.strip():
+            return wq.Every()
+        try:
+            parsed = self.parser.parse(normalise_dates(text))
+        except QueryError:
+            raise
+        except Exception as exc:  # Whoosh raises assorted types for malformed input
+            raise QueryError(f"cannot parse query {text!r}: {exc}") from None
+        self._check(parsed, text)
+        return _keyword_phrases_as_terms(parsed)
+
+    def _check(self, parsed: wq.Query, text: str) -> None:
+        for leaf in parsed.leaves() if parsed.children() else [parsed]:
+            name = getattr(leaf, "fieldname", None)
+            if name and name not in QUERY_FIELDS and not name.startswith("spell_"):
+                known = ", ".join(QUERY_FIELDS)
+                raise QueryError(f"unknown field {name!r} in query {text!r} (fields: {known})")
+            if type(leaf).__name__ == "ErrorQuery":
+                raise QueryError(f"cannot parse query {text!r}")
+
+    # -- searching ---------------------------------------------------------------------------
+
+    def search(self, text: str = "", *, sort: str = "relevance", page: int = 1,
+               page_size: int = 10, filters: Filters | None = None,
+               facets: bool = True, snippet_chars: int = 240) -> ResultsPage:
+        if sort not in SORTS:
+            raise QueryError(f"unknown sort {sort!r}: use one of {', '.join(SORTS)}")
+        if page < 1 or page_size < 1:
+            raise QueryError("page and limit must be 1 or more")
+        parsed = self.parse(text)
+        filter_query = (filters or Filters()).query()
+        groupedby = None
+        if facets:
+            groupedby = sorting.Facets()
+            for name in FACET_FIELDS:
+                groupedby.add_field(name, allow_overlap=True)
+        sortedby = None if sort == "relevance" else "date"
+        try:
+            results = self.searcher.search(
+                parsed, limit=page * page_size, sortedby=sortedby, reverse=sort == "newest",
+                filter=filter_query, groupedby=groupedby, terms=True)
+        except Exception as exc:  # e.g. a phrase on a field without positions
+            raise QueryError(f"cannot run query {text!r}: {exc}") from None
+        results.fragmenter = highlight.ContextFragmenter(maxchars=snippet_chars, surround=60)
+        results.formatter = _SegmentFormatter()
+        start = (page - 1) * page_size
+        hits = tuple(self._hit(hit, start + n + 1, sort, snippet_chars)
+                     for n, hit in enumerate(results[start:start + page_size]))
+        total = len(results)
+        return ResultsPage(
+            query=text, total=total, page=page, page_size=page_size, sort=sort, hits=hits,
+            facets=self._facets(results) if facets else {},
+            suggestion=self._suggest(parsed, text) if total == 0 and text.strip() else None)
+
+    def _hit(self, hit: Any, rank: int, sort: str, snippet_chars: int) -> Hit:
+        stored = hit.fields()
+        snippet = hit.highlights("body", top=2) if hit.matched_terms() else []
+        if not snippet:
+            snippet = [Segment(_lead(stored.get("body", ""), snippet_chars))]
+        return Hit(
+            id=stored["id"], title=stored.get("title", ""), date=stored.get("date"),
+            date_source=stored.get("date_source", "unknown"), source=stored.get("source", ""),
+            url=stored.get("url", ""), places=store._split_list(stored.get("place")),
+            topics=store._split_list(stored.get("topic")), snippet=tuple(snippet),
+            score=round(hit.score, 4) if sort == "relevance" and hit.score is not None else None,
+            rank=rank, cluster=stored.get("cluster", ""))
+
+    def _facets(self, results: Any) -> dict[str, tuple[FacetCount, ...]]:
+        out: dict[str, tuple[FacetCount, ...]] = {}
+        for name in FACET_FIELDS:
+            groups = results.groups(name)
+            counts = [(key, docs) for key, docs in groups.items() if key is not None]
+            counts.sort(key=lambda kv: (-len(kv[1]), str(kv[0])))
+            out[name] = tuple(FacetCount(self._display(name, str(key), docs[0]), str(key),
+                                         len(docs)) for key, docs in counts)
+        return out
+
+    def _display(self, name: str, key: str, docnum: int) -> str:
+        """The stored spelling of a facet term ("Lebanon" for the term "lebanon")."""
+        stored = self.searcher.stored_fields(docnum).get(name, "")
+        for value in store._split_list(stored) if name != "year" else [stored]:
+            if value.lower() == key:
+                return value
+        return key
+
+    def _suggest(self, parsed: wq.Query, text: str) -> str | None:
+        try:
+            correction = self.searcher.correct_query(parsed, text)
+        except Exception:  # suggestions are a courtesy; never fail a search over one
+            return None
+        if correction.string and correction.string != text:
+            return correction.string
+        return None
+
+    # -- single articles -----------------------------------------------------------------------
+
+    def article(self, article_id: str) -> Article | None:
+        stored = self.searcher.document(id=article_id)
+        return store.from_stored(stored) if stored else None
+
+    def related(self, article_id: str, limit: int = 5) -> list[Hit]:
+        """Articles most like this one (Whoosh ``more_like_this`` over the body)."""
+        docnum = self.searcher.document_number(id=article_id)
+        if docnum is None:
+            return []
+        cluster = self.searcher.stored_fields(docnum).get("cluster", "")
+        results = self.searcher.more_like(docnum, "body", top=limit * 2, numterms=12)
+        hits = [self._hit(h, n + 1, "relevance", 200) for n, h in enumerate(results)]
+        return [h for h in hits if h.cluster != cluster or not cluster][:limit]
+
+    def copies(self, article: Article) -> list[Hit]:
+        """Other articles in the same wire-copy cluster."""
+        if not article.cluster:
+            return []
+        results = self.searcher.search(wq.Term("cluster", article.cluster), limit=None)
+        return [self._hit(h, n + 1, "relevance", 200) for n, h in enumerate(results)
+                if h["id"] != article.id]
+
+    def stats(self) -> dict[str, Any]:
+        page = self.search("", page_size=1)
+        return {
+            "articles": page.total,
+            "by_source": {f.value: f.count for f in page.facets["source"]},
+            "by_year": dict(sorted((f.value, f.count) for f in page.facets["year"])),
+            "index": str(self.folder.resolve()),
+            "bytes": store.index_bytes(self.folder),
+        }
+
+
+_DATE_EXPRESSION = re.compile(r"\bdate:(?:[<>]=?)?(?:\[[^\]]*\]|\S+)", re.I)
+_ISO_DATE = re.compile(r"\b(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?\b")
+
+
+def normalise_dates(text: str) -> str:
+    """Rewrite ISO dates inside ``date:`` expressions into the compact forms Whoosh reads.
+
+    Whoosh's English date parser understands ``20170827`` and ``201708`` (a whole month) but
+    not ``2017-08-27`` or ``2017-08``, which is what people type.
+    """
+    def compact(m: re.Match[str]) -> str:
+        year, month, day = m.group(1), int(m.group(2)), m.group(3)
+        if not 1 <= month <= 12:
+            raise QueryError(f"bad month in date {m.group(0)!r}")
+        if day is None:
+            return f"{year}{month:02d}"
+        if not 1 <= int(day) <= calendar.monthrange(int(year), month)[1]:
+            raise QueryError(f"bad day in date {m.group(0)!r}")
+        return f"{year}{month:02d}{int(day):02d}"
+
+    return _DATE_EXPRESSION.sub(lambda m: _ISO_DATE.sub(compact, m.group(0)), text)
+
+
+def _flat(text: str) -> str:
+    """Paragraph breaks read as plain spaces inside a one-line snippet."""
+    return re.sub(r"\s+", " ", text)
+
+
+def _lead(body: str, limit: int) -> str:
+    body = _flat(body)
+    if len(body) <= limit:
+        return body
+    return body[:limit].rsplit(" ", 1)[0] + "\u2026"
+
+
+def _keyword_phrases_as_terms(q: wq.Query) -> wq.Query:
+    """``place:"el salvador"`` means the one keyword, not a positional phrase."""
+    if isinstance(q, wq.Phrase) and q.fieldname in ("source", "place", "topic", "author"):
+        return wq.Term(q.fieldname, " ".join(q.words))
+    if q.children():
+        return q.apply(_keyword_phrases_as_terms)
+    return q
+
+
+def page_to_dict(page: ResultsPage) -> dict[str, Any]:
+    """The stable ``--json`` shape of a results page (documented in the README)."""
+    return {
+        "query": page.query, "total": page.total, "page": page.page, "pages": page.pages,
+        "limit": page.page_size, "sort": page.sort,
+        "hits": [hit_to_dict(h) for h in page.hits],
+        "facets": {name: [asdict(f) for f in counts] for name, counts in page.facets.items()},
+        "suggestion": page.suggestion,
+    }
+
+
+def hit_to_dict(hit: Hit) -> dict[str, Any]:
+    return {
+        "rank": hit.rank, "id": hit.id, "title": hit.title,
+        "date": hit.date.date().isoformat() if hit.date else None,
+        "date_source": hit.date_source, "source": hit.source, "url": hit.url,
+        "places": list(hit.places), "topics": list(hit.topics),
+        "snippet": "".join(f"[{s.text}]" if s.match else s.text for s in hit.snippet),
+        "highlights": [s.text for s in hit.snippet if s.match],
+        "score": hit.score, "cluster": hit.cluster, "copies": hit.copies,
+    }

@@ -1,0 +1,251 @@
+"""The on-disk Whoosh index: schema, analysis, incremental writing, locking, checking.
+
+The index folder holds the Whoosh segments plus ``manifest.json``, the record of which input
+files went into the last commit (size, mtime, SHA-256). The manifest is written only after a
+commit succeeds, so it can lag the index but never lead it: a crash costs at most a re-read of
+the files of the interrupted run, never a lost or duplicated article.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from whoosh import fields, index
+from whoosh.analysis import (LowercaseFilter, PyStemmerFilter, RegexTokenizer, StopFilter,
+                             SubstitutionFilter)
+from whoosh.analysis.analyzers import Analyzer
+from whoosh.index import LockError
+from whoosh.writing import SegmentWriter
+
+from archive.article import Article
+
+DEFAULT_INDEX = Path("index")
+INDEX_NAME = "archive"
+MANIFEST = "manifest.json"
+
+#: The Snowball English stop list (the one Lucene, Xapian and NLTK also ship), fuller than
+#: Whoosh's 37 words. "us" is deliberately absent: after lower-casing it is also the country.
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are aren't as at be because been before
+being below between both but by can can't cannot could couldn't did didn't do does doesn't
+doing don't down during each few for from further had hadn't has hasn't have haven't having he
+he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if
+in into is isn't it it's its itself let's me more most mustn't my myself no nor not of off on
+once only or other ought our ours ourselves out over own same shan't she she'd she'll she's
+should shouldn't so some such than that that's the their theirs them themselves then there
+there's these they they'd they'll they're they've this those through to too under until up
+very was wasn't we we'd we'll we're we've were weren't what what's when when's where where's
+which while who who's whom why why's will with won't would wouldn't you you'd you'll you're
+you've your yours yourself yourselves
+""".split())
+
+#: Words: runs of letters and digits, keeping in-word apostrophes so the stop list sees
+#: "don't" whole and the stemmer can drop a possessive "'s". Deliberately simple: the static
+#: site's browser client must tokenise exactly alike.
+TOKEN_PATTERN = r"\w+(?:['\u2019]\w+)*"
+
+TEXT_FIELDS = ("title", "body", "captions")
+
+
+def news_analyzer() -> Analyzer:
+    """Tokenise, lower-case, drop stop words, Snowball-stem (the C PyStemmer, cached)."""
+    return (RegexTokenizer(TOKEN_PATTERN) | LowercaseFilter()
+            | SubstitutionFilter("\u2019", "'")
+            | StopFilter(stoplist=STOP_WORDS, minsize=1)
+            | PyStemmerFilter("english", cachesize=100_000))
+
+
+def build_schema() -> fields.Schema:
+    analyzer = news_analyzer()
+    facet = dict(stored=True, commas=True, lowercase=True, scorable=False)
+    return fields.Schema(
+        id=fields.ID(stored=True, unique=True),
+        title=fields.TEXT(analyzer=analyzer, stored=True, field_boost=2.0, spelling=True),
+        body=fields.TEXT(analyzer=analyzer, stored=True, spelling=True),
+        captions=fields.TEXT(analyzer=analyzer, stored=True),
+        source=fields.KEYWORD(**facet),
+        place=fields.KEYWORD(**facet),
+        topic=fields.KEYWORD(**facet),
+        author=fields.KEYWORD(**facet),
+        date=fields.DATETIME(stored=True, sortable=True),
+        year=fields.ID(stored=True),
+        date_source=fields.ID(stored=True),
+        path=fields.ID(stored=True),
+        url=fields.ID(stored=True),
+        language=fields.ID(stored=True),
+        external_id=fields.ID(stored=True),
+        cluster=fields.ID(stored=True),
+        dateline=fields.STORED(),
+        credits=fields.STORED(),
+        content_hash=fields.STORED(),
+        extra=fields.STORED(),
+    )
+
+
+# --- articles <-> index documents --------------------------------------------------------------
+
+_LIST_SEPARATOR = ", "
+
+
+def to_document(article: Article) -> dict[str, Any]:
+    """The Whoosh document for an article; only non-empty fields are set."""
+    doc: dict[str, Any] = {
+        "id": article.id, "title": article.title, "body": article.body,
+        "captions": "\n\n".join(article.captions), "source": article.source,
+        "place": _LIST_SEPARATOR.join(p.replace(",", " ") for p in article.places),
+        "topic": _LIST_SEPARATOR.join(t.replace(",", " ") for t in article.topics),
+        "author": article.author, "date": article.date,
+        "year": str(article.date.year) if article.date else "",
+        "date_source": article.date_source, "path": article.path, "url": article.url,
+        "language": article.language, "external_id": article.external_id,
+        "cluster": article.cluster or article.id, "dateline": article.dateline,
+        "credits": article.credits, "content_hash": article.content_hash,
+        "extra": article.extra or None,
+    }
+    return {k: v for k, v in doc.items() if v not in ("", None)}
+
+
+def _split_list(value: str | None) -> tuple[str, ...]:
+    return tuple(v.strip() for v in value.split(",") if v.strip()) if value else ()
+
+
+def from_stored(stored: dict[str, Any]) -> Article:
+    """Rebuild the Article from a document's stored fields."""
+    captions = stored.get("captions", "")
+    return Article(
+        id=stored["id"], title=stored.get("title", ""), body=stored.get("body", ""),
+        path=stored.get("path", ""), source=stored.get("source", ""), date=stored.get("date"),
+        date_source=stored.get("date_source", "unknown"),
+        captions=tuple(c for c in captions.split("\n\n") if c) if captions else (),
+        url=stored.get("url", ""), author=stored.get("author", ""),
+        credits=stored.get("credits", ""), dateline=stored.get("dateline", ""),
+        places=_split_list(stored.get("place")), topics=_split_list(stored.get("topic")),
+        language=stored.get("language", ""), external_id=stored.get("external_id", ""),
+        cluster=stored.get("cluster", ""), extra=stored.get("extra") or {},
+    )
+
+
+# --- the manifest of indexed files ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FileState:
+    """What an input file looked like when its articles were committed."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+    articles: int
+
+
+def read_manifest(folder: Path) -> dict[str, FileState]:
+    path = folder / MANIFEST
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        return {name: FileState(**state) for name, state in data["files"].items()}
+    except FileNotFoundError:
+        return {}
+    except (ValueError, KeyError, TypeError):
+        # A damaged manifest only costs re-reading inputs: the index itself is the truth.
+        return {}
+
+
+def write_manifest(folder: Path, files: dict[str, FileState]) -> None:
+    """Write atomically (temp file + rename), so a crash leaves the old or the new one."""
+    payload = {"version": 1, "files": {k: asdict(v) for k, v in sorted(files.items())}}
+    fd, tmp = tempfile.mkstemp(prefix=".manifest-", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(payload, out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, folder / MANIFEST)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --- opening and writing -----------------------------------------------------------------------
+
+class IndexMissing(Exception):
+    """There is no archive index at the given location yet."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        super().__init__(f"no index at {folder}: run `archive index` first")
+
+
+class IndexBusy(Exception):
+    """Another writer holds the index lock."""
+
+    def __init__(self, folder: Path, waited: float):
+        self.folder = folder
+        super().__init__(f"the index at {folder} is locked by another `archive index` run "
+                         f"(waited {waited:g}s); try again when it has finished")
+
+
+def exists(folder: Path) -> bool:
+    return index.exists_in(str(folder), indexname=INDEX_NAME)
+
+
+def open_index(folder: Path) -> index.Index:
+    if not exists(folder):
+        raise IndexMissing(folder)
+    return index.open_dir(str(folder), indexname=INDEX_NAME)
+
+
+def create_index(folder: Path) -> index.Index:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MANIFEST).unlink(missing_ok=True)
+    return index.create_in(str(folder), build_schema(), indexname=INDEX_NAME)
+
+
+def open_or_create(folder: Path) -> index.Index:
+    return open_index(folder) if exists(folder) else create_index(folder)
+
+
+def open_writer(ix: index.Index, folder: Path, lock_timeout: float = 10.0,
+                limitmb: int = 256) -> SegmentWriter:
+    """A Whoosh writer that waits up to ``lock_timeout`` seconds for the lock.
+
+    The lock is an ``fcntl`` lock on a file in the index folder: the kernel drops it when the
+    holding process dies, so a killed writer never leaves a stale lock behind.
+    """
+    try:
+        return ix.writer(timeout=lock_timeout, delay=0.25, limitmb=limitmb)
+    except LockError:
+        raise IndexBusy(folder, lock_timeout) from None
+
+
+def iter_articles(ix: index.Index) -> Iterator[Article]:
+    """Every live article in the index, in document order."""
+    with ix.searcher() as searcher:
+        for stored in searcher.reader().all_stored_fields():
+            yield from_stored(stored)
+
+
+def index_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+
+
+def resolve_index(option: str | None) -> Path:
+    """``--index`` wins, then ``$ARCHIVE_INDEX``, then ``./index``."""
+    return Path(option or os.environ.get("ARCHIVE_INDEX") or DEFAULT_INDEX)
+
+
+def add_articles(w: SegmentWriter, articles: Iterable[Article]) -> int:
+    count = 0
+    for article in articles:
+        w.add_document(**to_document(article))
+        count += 1
+    return count
+
+
+def parse_stored_date(value: Any) -> datetime | None:
+    return value if isinstance(value, datetime) else None
