@@ -7,6 +7,7 @@ query error.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable
@@ -66,6 +67,9 @@ def main() -> None:
     archive search 'hezbollah'     search it
     archive show ID                read one article
     """
+    # Extraction libraries log every discarded fragment; the indexer reports what matters.
+    for noisy in ("trafilatura", "htmldate", "courlan", "charset_normalizer"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
 
 
 # --- archive index -------------------------------------------------------------------------
@@ -215,6 +219,88 @@ def stats_command(index_dir: Path, as_json: bool) -> None:
         emit_json(stats)
     else:
         click.echo(render.render(cli_environment(), "stats.txt", stats=stats), nl=False)
+
+
+# --- archive site / serve ------------------------------------------------------------------
+
+@main.command("site")
+@index_option
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default="site",
+              show_default=True, help="Folder to write the site into.")
+@click.option("--templates", "templates_dir", type=click.Path(exists=True, file_okay=False,
+              path_type=Path), help="Theme folder: its templates override the built-in ones.")
+@click.option("--base-url", default="http://127.0.0.1:8000/", show_default=True,
+              help="Where the site will be published (for canonical links, feeds, sitemap).")
+@click.option("--title", default="News archive", show_default=True, help="The site's name.")
+@click.option("--force", is_flag=True, help="Render every page even if nothing changed.")
+@click.option("--progress/--no-progress", default=None,
+              help="Show a progress bar (default: only on a terminal).")
+@json_option
+def site_command(index_dir: Path, out: Path, templates_dir: Path | None, base_url: str,
+                 title: str, force: bool, progress: bool | None, as_json: bool) -> None:
+    """Build a static website of the archive: article pages, browse pages, feeds, search.
+
+    Only files whose content changed are rewritten; over an unchanged index nothing is.
+    """
+    from archive.site.builder import SiteConfig, build_site
+
+    config = SiteConfig(base_url=base_url if base_url.endswith("/") else base_url + "/",
+                        title=title)
+    show_bar = sys.stderr.isatty() if progress is None else progress
+    try:
+        if show_bar:
+            with click.progressbar(length=1, label="Building site", file=sys.stderr) as bar:
+                def advance(done: int, total: int) -> None:
+                    bar.length = total
+                    bar.update(done - bar.pos)
+                report = build_site(index_dir, out, config, templates_dir, advance, force)
+        else:
+            report = build_site(index_dir, out, config, templates_dir, None, force)
+    except store.IndexMissing as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        emit_json({**report.to_dict(), "out": str(out)})
+    elif report.skipped:
+        click.echo(f"Nothing changed since the last build: {report.pages:,} files in {out} "
+                   f"left as they are ({report.seconds:.2f}s).")
+    else:
+        click.echo(f"{report.articles:,} articles: {report.pages:,} files, {report.written:,} "
+                   f"written, {report.unchanged:,} unchanged, {report.removed:,} removed, "
+                   f"{report.bytes / 1e6:.1f} MB -> {out} ({report.seconds:.1f}s)")
+
+
+@main.command("serve")
+@index_option
+@click.option("--dir", "site_dir", type=click.Path(file_okay=False, path_type=Path),
+              default="site", show_default=True, help="The built site folder to serve.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind (loopback by default: only this machine can connect).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port to listen on.")
+@click.option("--templates", "templates_dir", type=click.Path(exists=True, file_okay=False,
+              path_type=Path), help="Theme folder used to render /live results.")
+def serve_command(index_dir: Path, site_dir: Path, host: str, port: int,
+                  templates_dir: Path | None) -> None:
+    """Preview the built site, with full-syntax live search at /live?q=..."""
+    from archive.serve import make_server
+
+    if not (site_dir / "index.html").is_file():
+        raise click.ClickException(f"no site in {site_dir}: run `archive site` first")
+    try:
+        server = make_server(site_dir, index_dir, host, port, templates_dir)
+    except store.IndexMissing as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    address = f"http://{server.server_address[0]}:{server.server_address[1]}/"
+    click.echo(f"Serving {site_dir} at {address} (live search: {address}live?q=...); "
+               "Ctrl-C to stop.")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        click.echo("Stopped.")
+    finally:
+        server.server_close()
 
 
 if __name__ == "__main__":

@@ -98,9 +98,12 @@ class Filters:
     year: str | None = None
     since: datetime | None = None
     until: datetime | None = None
+    undated: bool = False
 
     def query(self) -> wq.Query | None:
         parts: list[wq.Query] = []
+        if self.undated:
+            parts.append(wq.NumericRange("dated", 0, 0))
         for name in ("source", "place", "topic"):
             value = getattr(self, name)
             if value:
@@ -112,6 +115,29 @@ class Filters:
         if not parts:
             return None
         return parts[0] if len(parts) == 1 else wq.And(parts)
+
+
+class _StemmedFuzzyTerm(wq.FuzzyTerm):
+    """``word~`` matched against the field's own (stemmed) terms.
+
+    Whoosh's segment reader looks fuzzy candidates up in the field's separate spelling list,
+    which for a stemmed field with ``spelling=True`` holds unstemmed words, then searches the
+    stemmed field for them: ``symphny~`` found nothing although "symphony" is indexed.
+    """
+
+    def _btexts(self, ixreader):  # noqa: ANN001 (Whoosh API)
+        codec = getattr(ixreader, "_codec", None)
+        if codec is None:  # not a segment reader: the generic scan reads the field's own terms
+            return ixreader.terms_within(self.fieldname, self.text, self.maxdist,
+                                         prefix=self.prefixlength)
+        automata = codec.automata(ixreader._storage, ixreader._segment)
+        return automata.terms_within(ixreader.cursor(self.fieldname), self.text, self.maxdist,
+                                     self.prefixlength)
+
+
+class _FuzzyTermPlugin(qparser.FuzzyTermPlugin):
+    class FuzzyTermNode(qparser.FuzzyTermPlugin.FuzzyTermNode):
+        qclass = _StemmedFuzzyTerm
 
 
 class _SegmentFormatter(highlight.Formatter):
@@ -190,7 +216,7 @@ class Archive:
                                           group=qparser.AndGroup)
         parser.remove_plugin_class(qparser.FieldsPlugin)
         parser.add_plugin(qparser.FieldsPlugin(remove_unknown=False))
-        parser.add_plugin(qparser.FuzzyTermPlugin())
+        parser.add_plugin(_FuzzyTermPlugin())
         parser.add_plugin(qparser.GtLtPlugin())
         parser.add_plugin(DateParserPlugin(callback=self._bad_date))
         return parser
@@ -238,10 +264,12 @@ class Archive:
             groupedby = sorting.Facets()
             for name in FACET_FIELDS:
                 groupedby.add_field(name, allow_overlap=True)
-        sortedby = None if sort == "relevance" else "date"
+        sortedby = None if sort == "relevance" else sorting.MultiFacet([
+            sorting.FieldFacet("dated", reverse=True),
+            sorting.FieldFacet("date", reverse=sort == "newest")])
         try:
             results = self.searcher.search(
-                parsed, limit=page * page_size, sortedby=sortedby, reverse=sort == "newest",
+                parsed, limit=page * page_size, sortedby=sortedby,
                 filter=filter_query, groupedby=groupedby, terms=True)
         except Exception as exc:  # e.g. a phrase on a field without positions
             raise QueryError(f"cannot run query {text!r}: {exc}") from None
@@ -258,7 +286,8 @@ class Archive:
 
     def _hit(self, hit: Any, rank: int, sort: str, snippet_chars: int) -> Hit:
         stored = hit.fields()
-        snippet = hit.highlights("body", top=2) if hit.matched_terms() else []
+        matched = hit.results.has_matched_terms() and hit.matched_terms()
+        snippet = hit.highlights("body", top=2) if matched else []
         if not snippet:
             snippet = [Segment(_lead(stored.get("body", ""), snippet_chars))]
         return Hit(
@@ -302,15 +331,16 @@ class Archive:
         stored = self.searcher.document(id=article_id)
         return store.from_stored(stored) if stored else None
 
-    def related(self, article_id: str, limit: int = 5) -> list[Hit]:
-        """Articles most like this one (Whoosh ``more_like_this`` over the body)."""
+    def related_ids(self, article_id: str, limit: int = 5) -> list[str]:
+        """Ids of the articles most like this one (Whoosh ``more_like_this`` on the body),
+        leaving out other copies of the same wire story."""
         docnum = self.searcher.document_number(id=article_id)
         if docnum is None:
             return []
         cluster = self.searcher.stored_fields(docnum).get("cluster", "")
-        results = self.searcher.more_like(docnum, "body", top=limit * 2, numterms=12)
-        hits = [self._hit(h, n + 1, "relevance", 200) for n, h in enumerate(results)]
-        return [h for h in hits if h.cluster != cluster or not cluster][:limit]
+        results = self.searcher.more_like(docnum, "body", top=limit + 5, numterms=10)
+        ids = [h["id"] for h in results if not cluster or h.get("cluster") != cluster]
+        return ids[:limit]
 
     def copies(self, article: Article) -> list[Hit]:
         """Other articles in the same wire-copy cluster."""
@@ -319,6 +349,18 @@ class Archive:
         results = self.searcher.search(wq.Term("cluster", article.cluster), limit=None)
         return [self._hit(h, n + 1, "relevance", 200) for n, h in enumerate(results)
                 if h["id"] != article.id]
+
+    def dates(self) -> list[datetime]:
+        """Every live article's date (undated ones left out), read from the sortable column."""
+        out: list[datetime] = []
+        reader = self.searcher.reader()
+        raw = reader.column_reader("date", translate=False)
+        dated = reader.column_reader("dated", translate=True)
+        to_datetime = self.index.schema["date"].from_column_value
+        for docnum in reader.all_doc_ids():
+            if dated[docnum]:
+                out.append(to_datetime(raw[docnum]))
+        return out
 
     def stats(self) -> dict[str, Any]:
         page = self.search("", page_size=1)

@@ -1,0 +1,330 @@
+"""The static-site builder: a pure function of (index, templates, config) -> a folder of files.
+
+Every page is rendered from a search-layer query through Jinja2 (autoescaped), written only
+when its bytes changed, and recorded in ``.archive-site.json``; a build whose inputs (index
+generation, templates, config) are unchanged is skipped outright.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from archive import __version__, render, store
+from archive.article import Article
+from archive.search import Archive, FacetCount, Filters, Hit, ResultsPage
+from archive.site import chart, urls
+from archive.site.files import OutputFolder
+
+STATE_FILE = ".archive-site.json"
+RELATED_CACHE = ".archive-related.json"
+FACETS = ("source", "place", "topic")
+FACET_TITLES = {"source": "Sources", "place": "Places", "topic": "Topics"}
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    """What a user may set for a build (``archive site`` options)."""
+
+    base_url: str = "http://127.0.0.1:8000/"
+    title: str = "News archive"
+    language: str = "en"
+    page_size: int = 50
+    feed_size: int = 50
+    home_size: int = 20
+    related: int = 5
+
+
+@dataclass
+class BuildReport:
+    pages: int = 0
+    written: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    bytes: int = 0
+    articles: int = 0
+    skipped: bool = False   # nothing changed since the last build: nothing was rendered
+    seconds: float = 0.0
+    search: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+Progress = Callable[[int, int], None]
+
+
+def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
+               templates: Path | None = None, progress: Progress | None = None,
+               force: bool = False) -> BuildReport:
+    """Build (or bring up to date) the static site for the index at ``index_dir`` in ``out``."""
+    started = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    env = render.environment("site", templates, html=True)
+    fingerprint = _fingerprint(index_dir, env, config)
+    previous = _read_state(out)
+    if not force and previous.get("fingerprint") == fingerprint and \
+            all((out / p).is_file() for p in previous.get("files", [])):
+        return BuildReport(skipped=True, pages=len(previous["files"]),
+                           unchanged=len(previous["files"]),
+                           seconds=time.perf_counter() - started)
+    folder = OutputFolder(out)
+    with Archive(index_dir) as archive:
+        site = _Site(archive, env, folder, config, progress)
+        site.build()
+        report = BuildReport(articles=site.articles, search=site.search_report)
+    report.removed = folder.remove_stale(set(previous.get("files", [])))
+    report.pages, report.written = len(folder.produced), folder.written
+    report.unchanged, report.bytes = folder.unchanged, folder.bytes_total
+    _write_state(out, fingerprint, folder.produced)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+# --- change detection -----------------------------------------------------------------------
+
+def _fingerprint(index_dir: Path, env: jinja2.Environment, config: SiteConfig) -> str:
+    """Everything a build depends on: index generation, templates and assets, config."""
+    digest = hashlib.sha256()
+    digest.update(__version__.encode())
+    digest.update(json.dumps(asdict(config), sort_keys=True).encode())
+    ix = store.open_index(index_dir)
+    digest.update(f"{ix.latest_generation()}".encode())
+    for toc in sorted(index_dir.glob("_*.toc")):
+        digest.update(toc.read_bytes())
+    loader = env.loader
+    assert isinstance(loader, jinja2.FileSystemLoader)
+    for folder in loader.searchpath:
+        for path in sorted(Path(folder).rglob("*")):
+            if path.is_file():
+                digest.update(str(path.relative_to(folder)).encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (FileNotFoundError, ValueError):
+        return {}
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data), "utf-8")
+    tmp.replace(path)
+
+
+def _read_state(out: Path) -> dict[str, Any]:
+    return _read_json(out / STATE_FILE)
+
+
+def _write_state(out: Path, fingerprint: str, files: set[str]) -> None:
+    _write_json(out / STATE_FILE, {"fingerprint": fingerprint, "files": sorted(files)})
+
+
+# --- the pages ------------------------------------------------------------------------------
+
+class _Site:
+    """One build: renders every page into the output folder."""
+
+    def __init__(self, archive: Archive, env: jinja2.Environment, folder: OutputFolder,
+                 config: SiteConfig, progress: Progress | None):
+        self.archive, self.env, self.folder = archive, env, folder
+        self.config, self.progress = config, progress
+        self.articles = 0
+        self.search_report: dict[str, Any] = {}
+        self.sitemap: list[str] = []
+        self.built_at = datetime.now(timezone.utc).replace(microsecond=0)
+        self.related_cache: dict[str, list[Any]] = _read_json(folder.root / RELATED_CACHE)
+        self.next_related: dict[str, list[Any]] = {}
+
+    def build(self) -> None:
+        everything = self.archive.search("", sort="newest", page_size=1)
+        self.articles = everything.total
+        self.facets = everything.facets
+        self.write_articles(everything.total)
+        self.write_home(everything)
+        self.write_dates()
+        for name in FACETS:
+            self.write_facet(name, everything.facets[name])
+        self.write_search()
+        self.write_feed("feed.xml", self.config.title, Filters())
+        self.write_static()
+        _write_json(self.folder.root / RELATED_CACHE, self.next_related)
+
+    # -- rendering helpers --
+
+    def page(self, path: str, template: str, title: str, *, in_sitemap: bool = True,
+             **context: Any) -> None:
+        html = self.env.get_template(template).render(
+            site=self.config, page_title=title, root=urls.root_prefix(path),
+            canonical=urls.canonical(self.config.base_url, path), path=path,
+            facet_titles=FACET_TITLES, url_of=self.url_of, **context)
+        self.folder.write(path, html)
+        if in_sitemap:
+            self.sitemap.append(urls.canonical(self.config.base_url, path))
+
+    @staticmethod
+    def url_of(hit: Hit | Any) -> str:
+        return urls.article_path(hit.id, hit.title, hit.date)
+
+    def each_hit(self, filters: Filters) -> Iterator[ResultsPage]:
+        page_no = 1
+        while True:
+            results = self.archive.search("", sort="newest", page=page_no, filters=filters,
+                                          page_size=self.config.page_size, facets=False)
+            yield results
+            if page_no >= results.pages:
+                return
+            page_no += 1
+
+    # -- articles --
+
+    def write_articles(self, total: int) -> None:
+        done = 0
+        for results in self.each_hit(Filters()):
+            for hit in results.hits:
+                self.write_article(hit)
+                done += 1
+                if self.progress:
+                    self.progress(done, total)
+
+    def write_article(self, hit: Hit) -> None:
+        article = self.archive.article(hit.id)
+        if article is None:
+            return
+        related = self.related_articles(article)
+        copies = self.archive.copies(article)
+        self.page(self.url_of(hit), "article.html", article.title, article=article,
+                  related=related, copies=copies, facet_url=urls.facet_path)
+
+    def related_articles(self, article: Article) -> list[Article]:
+        """Related articles, remembered between builds per article content.
+
+        ``more_like_this`` is the costliest part of a build; an unchanged article keeps its
+        list, so adding articles re-renders only their own pages and the lists they join.
+        """
+        cached = self.related_cache.get(article.id)
+        if cached and cached[0] == article.content_hash:
+            found = [self.archive.article(i) for i in cached[1]]
+            if all(found):
+                self.next_related[article.id] = cached
+                return [a for a in found if a is not None]
+        ids = self.archive.related_ids(article.id, self.config.related)
+        self.next_related[article.id] = [article.content_hash, ids]
+        return [a for a in (self.archive.article(i) for i in ids) if a is not None]
+
+    # -- browse pages --
+
+    def write_home(self, everything: ResultsPage) -> None:
+        latest = self.archive.search("", sort="newest", page_size=self.config.home_size,
+                                     facets=False)
+        months = Counter((d.year, d.month) for d in self.archive.dates())
+        self.page(urls.HOME, "home.html", self.config.title, latest=latest.hits,
+                  total=everything.total, facets=everything.facets,
+                  chart=chart.monthly_svg(months), facet_index=urls.facet_index_path)
+
+    def write_dates(self) -> None:
+        months = Counter((d.year, d.month) for d in self.archive.dates())
+        years = sorted({y for y, _ in months}, reverse=True)
+        undated = self.archive.search("", page_size=1, facets=False,
+                                      filters=Filters(undated=True)).total
+        self.page("dates/index.html", "dates.html", "Articles by date", years=years,
+                  months=months, undated=undated, year_url=urls.year_path,
+                  month_url=urls.month_path, undated_url=urls.undated_path())
+        for year in years:
+            self.page(urls.year_path(year), "year.html", f"Articles from {year}", year=year,
+                      months=sorted(((m, n) for (y, m), n in months.items() if y == year),
+                                    reverse=True), month_url=urls.month_path)
+            for (y, month), _count in months.items():
+                if y == year:
+                    self.write_month(year, month)
+        if undated:
+            self.write_list(lambda n: urls.undated_path(n), "Undated articles",
+                            Filters(undated=True))
+
+    def write_month(self, year: int, month: int) -> None:
+        start = datetime(year, month, 1)
+        end = datetime(year + month // 12, month % 12 + 1, 1)
+        title = f"Articles from {start:%B %Y}"
+        self.write_list(lambda n: urls.month_path(year, month, n), title,
+                        Filters(since=start, until=end.replace() - _TICK))
+
+    def write_facet(self, name: str, counts: tuple[FacetCount, ...]) -> None:
+        self.page(urls.facet_index_path(name), "facets.html", FACET_TITLES[name], field=name,
+                  counts=counts, facet_url=urls.facet_path)
+        for facet in counts:
+            filters = Filters(**{name: facet.key})
+            self.write_list(lambda n, f=facet: urls.facet_path(name, f.value, n),
+                            f"{FACET_TITLES[name][:-1]}: {facet.value}", filters,
+                            feed=urls.facet_feed_path(name, facet.value))
+            self.write_feed(urls.facet_feed_path(name, facet.value),
+                            f"{self.config.title}: {facet.value}", filters)
+
+    def write_list(self, path_of: Callable[[int], str], title: str, filters: Filters,
+                   feed: str | None = None) -> None:
+        for results in self.each_hit(filters):
+            path = path_of(results.page)
+            pager = {
+                "previous": path_of(results.page - 1) if results.page > 1 else None,
+                "next": path_of(results.page + 1) if results.page < results.pages else None,
+            }
+            self.page(path, "list.html", title if results.page == 1
+                      else f"{title} (page {results.page})", results=results, pager=pager,
+                      feed=feed, heading=title)
+
+    # -- search, feeds, crawlers --
+
+    def write_search(self) -> None:
+        from archive.site import search_module
+        self.search_report = search_module.build(self.archive, self.folder)
+        self.page(urls.SEARCH, "search.html", "Search", in_sitemap=False,
+                  search_markup=search_module.page_markup(urls.root_prefix(urls.SEARCH)),
+                  facets=self.facets)
+
+    def write_feed(self, path: str, title: str, filters: Filters) -> None:
+        latest = self.archive.search("", sort="newest", page_size=self.config.feed_size,
+                                     filters=filters, facets=False)
+        updated = max((h.date for h in latest.hits if h.date), default=None)
+        xml = self.env.get_template("feed.xml").render(
+            site=self.config, feed_title=title, feed_url=urls.canonical(self.config.base_url, path),
+            home=urls.canonical(self.config.base_url, urls.HOME), hits=latest.hits,
+            updated=updated or datetime(1970, 1, 1),
+            link_of=lambda h: urls.canonical(self.config.base_url, self.url_of(h)))
+        self.folder.write(path, xml)
+
+    def write_static(self) -> None:
+        self.page("404.html", "404.html", "Page not found", in_sitemap=False)
+        self.folder.write("sitemap.xml", self.env.get_template("sitemap.xml").render(
+            urls=sorted(self.sitemap)))
+        self.folder.write("robots.txt", self.env.get_template("robots.txt").render(
+            sitemap=urls.canonical(self.config.base_url, "sitemap.xml")))
+        for relative, data in theme_assets(self.env).items():
+            self.folder.write("assets/" + relative, data)
+
+
+def theme_assets(env: jinja2.Environment) -> dict[str, bytes]:
+    """Files under ``assets/`` of the theme folders; a user's theme overrides by name."""
+    loader = env.loader
+    assert isinstance(loader, jinja2.FileSystemLoader)
+    found: dict[str, bytes] = {}
+    for folder in reversed(loader.searchpath):  # built-in first, the user's theme last
+        assets = Path(folder) / "assets"
+        for path in sorted(assets.rglob("*")) if assets.is_dir() else []:
+            if path.is_file():
+                found[path.relative_to(assets).as_posix()] = path.read_bytes()
+    return found
+
+
+_TICK = datetime(2000, 1, 1, 0, 0, 0, 1) - datetime(2000, 1, 1)

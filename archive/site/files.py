@@ -1,0 +1,68 @@
+"""Writing the site's output folder: only files whose bytes changed are touched.
+
+Re-publishing a site after adding a few articles then uploads only what changed (rsync, S3
+sync and friends compare content or mtimes), and a rebuild over an unchanged index rewrites
+nothing at all.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from archive.site.urls import is_safe
+
+
+class UnsafePath(ValueError):
+    """A page path that would land outside the output folder."""
+
+
+@dataclass
+class OutputFolder:
+    """The site's output folder, with a record of what this build wrote."""
+
+    root: Path
+    produced: set[str] = field(default_factory=set)
+    written: int = 0
+    unchanged: int = 0
+    bytes_total: int = 0
+
+    def write(self, relative: str, content: str | bytes) -> bool:
+        """Write ``relative`` if its content differs; True when the file was (re)written."""
+        if not is_safe(relative):
+            raise UnsafePath(f"refusing to write outside the site folder: {relative!r}")
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        target = self.root / relative
+        self.produced.add(relative)
+        self.bytes_total += len(data)
+        try:
+            if target.stat().st_size == len(data) and target.read_bytes() == data:
+                self.unchanged += 1
+                return False
+        except FileNotFoundError:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+        self.written += 1
+        return True
+
+    def remove_stale(self, previous: set[str]) -> int:
+        """Delete files an earlier build wrote that this build no longer produces."""
+        removed = 0
+        for relative in sorted(previous - self.produced):
+            if not is_safe(relative):
+                continue
+            target = self.root / relative
+            if target.is_file():
+                target.unlink()
+                removed += 1
+                _prune_empty_parents(target.parent, self.root)
+        return removed
+
+
+def _prune_empty_parents(folder: Path, root: Path) -> None:
+    while folder != root and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
