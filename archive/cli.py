@@ -221,6 +221,33 @@ def stats_command(index_dir: Path, as_json: bool) -> None:
         click.echo(render.render(cli_environment(), "stats.txt", stats=stats), nl=False)
 
 
+# --- archive export -------------------------------------------------------------------------
+
+@main.command("export")
+@click.argument("query", nargs=-1)
+@index_option
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl",
+              show_default=True, help="JSON Lines (re-indexable as is) or CSV.")
+@click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-",
+              help="File to write (default: standard output).")
+@click.option("--sort", type=click.Choice(SORTS), default="oldest", show_default=True,
+              help="Order of the articles.")
+def export_command(query: tuple[str, ...], index_dir: Path, fmt: str, output: Any,
+                   sort: str) -> None:
+    """Write every article (or every match of QUERY) with all its fields, streamed.
+
+    A JSONL export indexed again with `archive index FILE.jsonl` gives the same articles.
+    """
+    from archive.export import WRITERS
+
+    with open_archive(index_dir) as archive:
+        try:
+            count = WRITERS[fmt](archive.iter_articles(" ".join(query), sort), output)
+        except QueryError as exc:
+            raise BadQuery(str(exc)) from None
+    click.echo(f"{count:,} article{'s' if count != 1 else ''} exported", err=True)
+
+
 # --- archive site / serve ------------------------------------------------------------------
 
 @main.command("site")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import calendar
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -330,6 +331,20 @@ class Archive:
     def article(self, article_id: str) -> Article | None:
         stored = self.searcher.document(id=article_id)
         return store.from_stored(stored) if stored else None
+
+    def iter_articles(self, text: str = "", sort: str = "oldest") -> Iterator[Article]:
+        """Every article matching ``text`` (all of them for an empty query), streamed.
+
+        Only document numbers are collected up front; each article is loaded as it is yielded,
+        so exporting a large archive does not hold its text in memory.
+        """
+        parsed = self.parse(text)
+        sortedby = None if sort == "relevance" else sorting.MultiFacet([
+            sorting.FieldFacet("dated", reverse=True),
+            sorting.FieldFacet("date", reverse=sort == "newest")])
+        results = self.searcher.search(parsed, limit=None, sortedby=sortedby)
+        for docnum in list(results.docs()) if sortedby is None else results.docs():
+            yield store.from_stored(self.searcher.stored_fields(docnum))
 
     def related_ids(self, article_id: str, limit: int = 5) -> list[str]:
         """Ids of the articles most like this one (Whoosh ``more_like_this`` on the body),
