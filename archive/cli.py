@@ -158,10 +158,12 @@ def parse_field_map(text: str) -> dict[str, str]:
 @click.option("--topic", help="Only articles with this topic (e.g. cocoa).")
 @click.option("--since", metavar="DATE", help="Only articles on or after DATE (YYYY[-MM[-DD]]).")
 @click.option("--until", metavar="DATE", help="Only articles on or before DATE (YYYY[-MM[-DD]]).")
+@click.option("--all-copies", is_flag=True,
+              help="Show every copy of a wire story (by default each story shows once).")
 @json_option
 def search_command(query: tuple[str, ...], index_dir: Path, sort: str, limit: int, page: int,
                    source: str | None, place: str | None, topic: str | None, since: str | None,
-                   until: str | None, as_json: bool) -> None:
+                   until: str | None, all_copies: bool, as_json: bool) -> None:
     """Search the archive for QUERY.
 
     \b
@@ -179,7 +181,7 @@ def search_command(query: tuple[str, ...], index_dir: Path, sort: str, limit: in
                               since=parse_date_option(since),
                               until=parse_date_option(until, end=True))
             results = archive.search(text, sort=sort, page=page, page_size=limit,
-                                     filters=filters)
+                                     filters=filters, all_copies=all_copies)
         except QueryError as exc:
             raise BadQuery(str(exc)) from None
     if as_json:
@@ -328,6 +330,38 @@ def serve_command(index_dir: Path, site_dir: Path, host: str, port: int,
         click.echo("Stopped.")
     finally:
         server.server_close()
+
+
+# --- archive eval --------------------------------------------------------------------------
+
+@main.command("eval")
+@click.argument("queries", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@index_option
+@click.option("--per-query", is_flag=True, help="A row for every query, not just the mean.")
+@json_option
+def eval_command(queries: Path, qrels: Path, index_dir: Path, per_query: bool,
+                 as_json: bool) -> None:
+    """Score search quality on judged queries: MAP, nDCG@10, P@10, Recall@100.
+
+    \b
+    QUERIES: one query per line, 'qid<TAB>query text'.
+    QRELS:   TREC judgments, 'qid 0 docid grade' (grade > 0 is relevant).
+    Each query is ranked as free text (its words ORed, not parsed as query syntax), top 1000.
+    Doc ids are the articles' record ids (the 'id' of a JSONL/CSV record), else their ids.
+    """
+    from archive.evaluate import EvalInputError, evaluate_index, format_table
+
+    try:
+        report = evaluate_index(index_dir, queries, qrels)
+    except store.IndexMissing as exc:
+        raise click.ClickException(str(exc)) from None
+    except EvalInputError as exc:
+        raise BadQuery(str(exc)) from None
+    if as_json:
+        emit_json({**report.to_dict(per_query=True), "index": str(index_dir)})
+    else:
+        click.echo(format_table(report, per_query=per_query), nl=False)
 
 
 if __name__ == "__main__":

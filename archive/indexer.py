@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from archive import store
 from archive.article import Article
 from archive.enrich import enrich
+from archive.enrich.duplicates import DuplicateFinder
 from archive.sources import Discovery, IngestError, ReaderOptions, SourceFile, discover, \
     format_of, read_articles
 
@@ -32,6 +33,8 @@ class IndexReport:
     unchanged: int = 0      # articles in files that did not change
     files_read: int = 0
     passed_over: int = 0    # non-article files (images, binaries, docs) skipped quietly
+    clusters: int = 0       # wire-copy clusters (stories held more than once)
+    copies: int = 0         # articles beyond the first in those clusters
     skipped: list[IngestError] = field(default_factory=list)   # files that gave no article
     warnings: list[IngestError] = field(default_factory=list)  # problems that lost less
 
@@ -39,7 +42,8 @@ class IndexReport:
         return {
             "added": self.added, "updated": self.updated, "removed": self.removed,
             "unchanged": self.unchanged, "files_read": self.files_read,
-            "passed_over": self.passed_over,
+            "passed_over": self.passed_over, "clusters": self.clusters,
+            "copies": self.copies,
             "skipped": [{"path": e.path, "line": e.line, "reason": e.reason}
                         for e in self.skipped],
             "warnings": [{"path": e.path, "line": e.line, "reason": e.reason}
@@ -48,6 +52,9 @@ class IndexReport:
 
 
 Progress = Callable[[SourceFile], None]
+
+#: where the wire-copy clusters' MinHash signatures live, beside the Whoosh segments
+DUPLICATES = "duplicates.npz"
 
 
 def file_digest(path: Path) -> str:
@@ -87,8 +94,17 @@ class Indexer:
             on_total(len(sources))
         report.skipped.extend(discovery.problems)
         report.passed_over += discovery.passed_over
-        ix = store.create_index(self.folder) if rebuild else store.open_or_create(self.folder)
+        ix = store.recreate_index(self.folder, self.lock_timeout) if rebuild \
+            else store.open_or_create(self.folder)
         manifest = {} if rebuild else store.read_manifest(self.folder)
+        self.finder = self._load_finder(ix, rebuild)
+        self.restamp: dict[str, str] = {}
+        self.old_searcher = ix.searcher()
+        # The index is the truth, the manifest may lag it (a run killed between a commit and
+        # the manifest write): a path already in the index is replaced, never added twice.
+        self.indexed = store.indexed_paths(self.old_searcher)
+        manifest = {name: state for name, state in manifest.items()
+                    if name in self.indexed or not state.articles}
         w = store.open_writer(ix, self.folder, self.lock_timeout)
         try:
             pending = _Pending()
@@ -105,10 +121,15 @@ class Indexer:
             self._remove_missing(w, paths, manifest, seen, pending, report)
             w.commit()
         except BaseException:
-            if not w.is_closed:
-                w.cancel()
+            store.abandon_writer(w)
             raise
+        finally:
+            self.old_searcher.close()
         self._settle(manifest, pending)
+        self._restamp_clusters(ix)
+        clusters = self.finder.clusters()
+        report.clusters = len(clusters)
+        report.copies = sum(len(m) - 1 for m in clusters.values())
         return report
 
     # -- one file ---------------------------------------------------------------------------
@@ -143,23 +164,72 @@ class Indexer:
         report.warnings.extend(source.warnings)
         if error is not None and not articles:
             report.skipped.append(error)
-            if old:  # the file broke: keep nothing stale under its name
-                w.delete_by_term("path", source.relative)
-                report.removed += old.articles
+            if old or source.relative in self.indexed:  # the file broke: keep nothing stale
+                self._forget(w, source.relative)
+                report.removed += old.articles if old else 0
                 pending.gone.append(source.relative)
             return
         if error is not None:
             report.warnings.append(error)
         if old:
-            w.delete_by_term("path", source.relative)
+            self._forget(w, source.relative)
             report.updated += len(articles)
             report.removed += max(0, old.articles - len(articles))
         else:
+            if source.relative in self.indexed:  # committed by a run killed before its manifest
+                self._forget(w, source.relative)
             report.added += len(articles)
+        articles = [self.finder.add_article(a) for a in articles]
+        self.restamp.update(self.finder.pop_changes())
         store.add_articles(w, articles)
         pending.articles += len(articles)
         pending.states[source.relative] = store.FileState(
             info.st_size, info.st_mtime_ns, digest, len(articles))
+
+    def _forget(self, w, relative: str) -> None:
+        """Delete a file's articles from the index and from the duplicate finder."""
+        for stored in self.old_searcher.documents(path=relative):
+            self.finder.remove(stored["id"])
+        self.restamp.update(self.finder.pop_changes())
+        w.delete_by_term("path", relative)
+
+    def _load_finder(self, ix, rebuild: bool) -> DuplicateFinder:
+        """The saved wire-copy clusters; rebuilt from the index if missing or unreadable."""
+        path = self.folder / DUPLICATES
+        if not rebuild:
+            try:
+                return DuplicateFinder.load(path)
+            except (OSError, ValueError, KeyError):
+                pass
+        finder = DuplicateFinder()
+        if not rebuild:
+            for article in store.iter_articles(ix):
+                finder.add_article(article)
+            finder.pop_changes()
+        return finder
+
+    def _restamp_clusters(self, ix) -> None:
+        """Give earlier articles the cluster ids that this run's additions changed.
+
+        A cluster is named after its smallest member id, so a new copy can rename a cluster
+        whose other members are already committed; they are updated in one extra commit.
+        """
+        if not self.restamp:
+            return
+        w = store.open_writer(ix, self.folder, self.lock_timeout)
+        try:
+            with ix.searcher() as searcher:
+                for article_id, cluster in sorted(self.restamp.items()):
+                    stored = searcher.document(id=article_id)
+                    if stored and stored.get("cluster") != cluster:
+                        article = replace(store.from_stored(stored), cluster=cluster)
+                        w.update_document(**store.to_document(article))
+            w.commit()
+        except BaseException:
+            if not w.is_closed:
+                w.cancel()
+            raise
+        self.restamp.clear()
 
     @staticmethod
     def _read(source: SourceFile, format_name: str) -> tuple[list[Article], IngestError | None]:
@@ -184,12 +254,21 @@ class Indexer:
         roots = {Path(p).resolve().name + "/" for p in paths if Path(p).is_dir()}
         for name, state in manifest.items():
             if name not in seen and any(name.startswith(r) for r in roots):
-                w.delete_by_term("path", name)
+                self._forget(w, name)
                 report.removed += state.articles
                 pending.gone.append(name)
+        for name in sorted(self.indexed - seen - manifest.keys()):  # committed, then lost
+            if any(name.startswith(r) for r in roots):
+                self._forget(w, name)
 
     def _settle(self, manifest: dict[str, store.FileState], pending: _Pending) -> None:
-        """Record committed files in the manifest (only ever after the commit)."""
+        """Record committed files in the manifest (only ever after the commit).
+
+        The duplicate finder is saved first: if a crash falls between the two saves, the
+        manifest still lacks the files, so the next run reads them again and the finder
+        simply replaces their entries.
+        """
+        self.finder.save(self.folder / DUPLICATES)
         manifest.update(pending.states)
         for name in pending.gone:
             manifest.pop(name, None)

@@ -13,7 +13,7 @@ import calendar
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -200,6 +200,7 @@ class Archive:
         self.index = store.open_index(folder)
         self.searcher = self.index.searcher()
         self.parser = self._make_parser()
+        self._doc_keys: dict[int, str] = {}  # docnum -> external_id or id, for rank()
 
     def __enter__(self) -> Archive:
         return self
@@ -253,7 +254,10 @@ class Archive:
 
     def search(self, text: str = "", *, sort: str = "relevance", page: int = 1,
                page_size: int = 10, filters: Filters | None = None,
-               facets: bool = True, snippet_chars: int = 240) -> ResultsPage:
+               facets: bool = True, snippet_chars: int = 240,
+               all_copies: bool = False) -> ResultsPage:
+        """One page of results. Wire copies of a story show once (the best-ranked copy, with
+        a count of the others) unless ``all_copies`` is set."""
         if sort not in SORTS:
             raise QueryError(f"unknown sort {sort!r}: use one of {', '.join(SORTS)}")
         if page < 1 or page_size < 1:
@@ -271,13 +275,14 @@ class Archive:
         try:
             results = self.searcher.search(
                 parsed, limit=page * page_size, sortedby=sortedby,
-                filter=filter_query, groupedby=groupedby, terms=True)
+                filter=filter_query, groupedby=groupedby, terms=True,
+                collapse=None if all_copies else "cluster", collapse_limit=1)
         except Exception as exc:  # e.g. a phrase on a field without positions
             raise QueryError(f"cannot run query {text!r}: {exc}") from None
         results.fragmenter = highlight.ContextFragmenter(maxchars=snippet_chars, surround=60)
         results.formatter = _SegmentFormatter()
         start = (page - 1) * page_size
-        hits = tuple(self._hit(hit, start + n + 1, sort, snippet_chars)
+        hits = tuple(self._with_copies(self._hit(hit, start + n + 1, sort, snippet_chars))
                      for n, hit in enumerate(results[start:start + page_size]))
         total = len(results)
         return ResultsPage(
@@ -298,6 +303,12 @@ class Archive:
             topics=store._split_list(stored.get("topic")), snippet=tuple(snippet),
             score=round(hit.score, 4) if sort == "relevance" and hit.score is not None else None,
             rank=rank, cluster=stored.get("cluster", ""))
+
+    def _with_copies(self, hit: Hit) -> Hit:
+        if not hit.cluster:
+            return hit
+        members = len(list(self.searcher.docs_for_query(wq.Term("cluster", hit.cluster))))
+        return replace(hit, copies=members - 1) if members > 1 else hit
 
     def _facets(self, results: Any) -> dict[str, tuple[FacetCount, ...]]:
         out: dict[str, tuple[FacetCount, ...]] = {}
@@ -325,6 +336,44 @@ class Archive:
         if correction.string and correction.string != text:
             return correction.string
         return None
+
+    # -- free-text ranking (``archive eval``) -------------------------------------------------
+
+    def free_text_query(self, text: str) -> wq.Query | None:
+        """The words of ``text`` ORed over the text fields, built from analysed terms.
+
+        The text is never parsed as query syntax (a CISI query with ``(``, ``:`` or ``NOT`` in
+        it means those words, not operators): it goes through the fields' own analyzer, and
+        each distinct term becomes ``Term(field, term)`` for every text field, all ORed, so a
+        document matching more (and rarer) words scores higher under BM25F. None when no term
+        survives analysis (e.g. only stop words).
+        """
+        analyzer = self.index.schema[SEARCH_FIELDS[0]].analyzer
+        terms = list(dict.fromkeys(t.text for t in analyzer(text)))
+        if not terms:
+            return None
+        return wq.Or([wq.Term(name, term) for term in terms for name in SEARCH_FIELDS])
+
+    def rank(self, text: str, limit: int = 1000) -> list[tuple[str, float]]:
+        """The top ``limit`` articles for free ``text`` as (doc key, score), best first.
+
+        The doc key is the article's ``external_id`` (a JSON Lines / CSV record's own ``id``)
+        when it has one, else the archive's id: the ids relevance judgments use.
+        """
+        q = self.free_text_query(text)
+        if q is None:
+            return []
+        results = self.searcher.search(q, limit=limit)
+        keys = self._doc_keys
+        out: list[tuple[str, float]] = []
+        for n in range(results.scored_length()):
+            docnum = results.docnum(n)
+            key = keys.get(docnum)
+            if key is None:
+                stored = self.searcher.stored_fields(docnum)
+                key = keys[docnum] = stored.get("external_id") or stored["id"]
+            out.append((key, results.score(n)))
+        return out
 
     # -- single articles -----------------------------------------------------------------------
 
@@ -378,7 +427,7 @@ class Archive:
         return out
 
     def stats(self) -> dict[str, Any]:
-        page = self.search("", page_size=1)
+        page = self.search("", page_size=1, all_copies=True)
         return {
             "articles": page.total,
             "by_source": {f.value: f.count for f in page.facets["source"]},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -21,7 +22,9 @@ from whoosh import fields, index
 from whoosh.analysis import (LowercaseFilter, PyStemmerFilter, RegexTokenizer, StopFilter,
                              SubstitutionFilter)
 from whoosh.analysis.analyzers import Analyzer
-from whoosh.index import LockError
+from whoosh.index import TOC, FileIndex, LockError
+from whoosh.filedb.filestore import FileStorage
+from whoosh.util.filelock import try_for
 from whoosh.writing import SegmentWriter
 
 from archive.article import Article
@@ -75,6 +78,9 @@ def build_schema() -> fields.Schema:
         topic=fields.KEYWORD(**facet),
         author=fields.KEYWORD(**facet),
         date=fields.DATETIME(stored=True, sortable=True),
+        # 1 when the article has a date: sorting on it first keeps undated articles last
+        # both ways (Whoosh gives a missing date the largest value, i.e. "newest").
+        dated=fields.NUMERIC(bits=8, sortable=True),
         year=fields.ID(stored=True),
         date_source=fields.ID(stored=True),
         path=fields.ID(stored=True),
@@ -103,13 +109,14 @@ def to_document(article: Article) -> dict[str, Any]:
         "topic": _LIST_SEPARATOR.join(t.replace(",", " ") for t in article.topics),
         "author": article.author, "date": article.date,
         "year": str(article.date.year) if article.date else "",
+        "dated": 1 if article.date else 0,
         "date_source": article.date_source, "path": article.path, "url": article.url,
         "language": article.language, "external_id": article.external_id,
         "cluster": article.cluster or article.id, "dateline": article.dateline,
         "credits": article.credits, "content_hash": article.content_hash,
         "extra": article.extra or None,
     }
-    return {k: v for k, v in doc.items() if v not in ("", None)}
+    return {k: v for k, v in doc.items() if v is not None and v != ""}
 
 
 def _split_list(value: str | None) -> tuple[str, ...]:
@@ -181,6 +188,16 @@ class IndexMissing(Exception):
         super().__init__(f"no index at {folder}: run `archive index` first")
 
 
+class IndexDamaged(IndexMissing):
+    """No generation of the index at ``folder`` can be opened (see ``archive check``)."""
+
+    def __init__(self, folder: Path, reason: str):
+        self.folder = folder
+        self.reason = reason
+        Exception.__init__(self, f"the index at {folder} is damaged ({reason}): run "
+                                 "`archive index --rebuild PATHS` to restore it from the inputs")
+
+
 class IndexBusy(Exception):
     """Another writer holds the index lock."""
 
@@ -190,20 +207,144 @@ class IndexBusy(Exception):
                          f"(waited {waited:g}s); try again when it has finished")
 
 
+# --- durable commits and recovery ---------------------------------------------------------------
+#
+# Whoosh commits by writing the new segment files, then the new TOC (table of contents) to a
+# temporary name renamed into place, then deleting the files no TOC needs any more. Readers
+# open the newest TOC, so a killed writer leaves the previous generation in force. Whoosh never
+# fsyncs, though: after a power cut the renamed TOC could name segment data that never reached
+# the disk. DurableStorage adds the missing fsyncs, and open_index falls back to the newest
+# generation whose files are all present.
+
+_TOC_RE = re.compile(r"^_%s_(\d+)\.toc$" % INDEX_NAME)
+_TOC_TEMP_RE = re.compile(r"^_%s_\d+\.toc\..+$" % INDEX_NAME)
+_SEGMENT_RE = re.compile(r"^(%s_[0-9a-z]+)\.[A-Za-z0-9_.]+$" % INDEX_NAME)
+
+
+def _fsync(path: str, directory: bool = False) -> None:
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class DurableStorage(FileStorage):
+    """A FileStorage whose commits survive a power cut, not only a killed process.
+
+    Just before a new TOC is renamed into place, every segment file and the TOC itself are
+    fsynced; just after, the folder is (so the rename is on disk before old files go).
+    """
+
+    def rename_file(self, oldname: str, newname: str, safe: bool = False) -> None:
+        is_toc = bool(_TOC_RE.match(newname))
+        if is_toc:
+            for name in os.listdir(self.folder):
+                if _SEGMENT_RE.match(name):
+                    _fsync(self._fpath(name))
+            _fsync(self._fpath(oldname))
+        super().rename_file(oldname, newname, safe)
+        if is_toc:
+            _fsync(self.folder, directory=True)
+
+
+class _PinnedIndex(FileIndex):
+    """An index opened at an older generation because the newest one is unusable."""
+
+    def __init__(self, storage: FileStorage, generation: int, broken: list[int]):
+        # FileIndex.__init__ would read the newest TOC, the broken one: set up by hand.
+        self.storage = storage
+        self._schema = None
+        self.indexname = INDEX_NAME
+        self.generation = generation
+        self.broken = broken  # the newer generations passed over
+
+    def latest_generation(self) -> int:
+        return self.generation
+
+    def _read_toc(self) -> TOC:
+        return TOC.read(self.storage, self.indexname, gen=self.generation, schema=self._schema)
+
+
+def toc_generations(folder: Path) -> list[int]:
+    """The generations of the index's TOC files, newest first."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted((int(m.group(1)) for m in map(_TOC_RE.match, names) if m), reverse=True)
+
+
+def missing_segment_files(folder: Path, toc: TOC) -> list[str]:
+    """Files the segments of ``toc`` need that are absent or too short to be whole."""
+    missing = []
+    for segment in toc.segments:
+        if segment.is_compound():
+            name = segment.make_filename(segment.COMPOUND_EXT)
+            try:
+                size = (folder / name).stat().st_size
+            except OSError:
+                missing.append(name)
+                continue
+            if size < 12:  # the compound header alone is 12 bytes
+                missing.append(name)
+        elif not any(n.startswith(segment.segment_id() + ".") for n in os.listdir(folder)):
+            missing.append(segment.segment_id() + ".*")
+    return missing
+
+
 def exists(folder: Path) -> bool:
-    return index.exists_in(str(folder), indexname=INDEX_NAME)
+    return bool(toc_generations(folder))
 
 
 def open_index(folder: Path) -> index.Index:
-    if not exists(folder):
+    """Open the newest generation whose TOC reads and whose segment files are all there.
+
+    An older generation is used only when the newest is unusable (a power cut before the
+    data reached the disk, or damage); the next writer deletes the broken newer TOCs.
+    """
+    generations = toc_generations(folder)
+    if not generations:
         raise IndexMissing(folder)
-    return index.open_dir(str(folder), indexname=INDEX_NAME)
+    storage = DurableStorage(str(folder))
+    first_problem = ""
+    for gen in generations:
+        try:
+            toc = TOC.read(storage, INDEX_NAME, gen=gen)
+            missing = missing_segment_files(folder, toc)
+        except Exception as exc:  # a truncated or garbled TOC: Whoosh raises assorted types
+            missing, problem = [], f"_{INDEX_NAME}_{gen}.toc unreadable: {exc!r}"
+        else:
+            problem = f"missing or truncated: {', '.join(missing)}" if missing else ""
+        if not problem:
+            if gen == generations[0]:
+                return FileIndex(storage, indexname=INDEX_NAME)
+            return _PinnedIndex(storage, gen, [g for g in generations if g > gen])
+        first_problem = first_problem or problem
+    raise IndexDamaged(folder, first_problem)
 
 
 def create_index(folder: Path) -> index.Index:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / MANIFEST).unlink(missing_ok=True)
-    return index.create_in(str(folder), build_schema(), indexname=INDEX_NAME)
+    return DurableStorage(str(folder)).create_index(build_schema(), indexname=INDEX_NAME)
+
+
+def recreate_index(folder: Path, lock_timeout: float = 10.0) -> index.Index:
+    """An empty index in place of the one at ``folder`` (``--rebuild``).
+
+    The old index is wiped only while holding its writer lock, so a rebuild started during
+    another run waits for it (then gives up with IndexBusy) instead of destroying its index.
+    """
+    if not folder.is_dir():
+        return create_index(folder)
+    lock = FileStorage(str(folder)).lock(f"{INDEX_NAME}_WRITELOCK")  # the writer's lock
+    if not try_for(lock.acquire, timeout=lock_timeout, delay=0.25):
+        raise IndexBusy(folder, lock_timeout)
+    try:
+        return create_index(folder)
+    finally:
+        lock.release()
 
 
 def open_or_create(folder: Path) -> index.Index:
@@ -218,9 +359,42 @@ def open_writer(ix: index.Index, folder: Path, lock_timeout: float = 10.0,
     holding process dies, so a killed writer never leaves a stale lock behind.
     """
     try:
-        return ix.writer(timeout=lock_timeout, delay=0.25, limitmb=limitmb)
+        writer = ix.writer(timeout=lock_timeout, delay=0.25, limitmb=limitmb)
     except LockError:
         raise IndexBusy(folder, lock_timeout) from None
+    _tidy(ix, folder)  # safe now: we hold the lock
+    return writer
+
+
+def _tidy(ix: index.Index, folder: Path) -> None:
+    """Remove what an interrupted writer left: temporary TOCs and TOCs newer than the
+    generation in force (a pinned index's broken ones). Orphaned segment files go at the
+    next commit (Whoosh deletes every file the new TOC does not name)."""
+    for gen in getattr(ix, "broken", ()):
+        (folder / f"_{INDEX_NAME}_{gen}.toc").unlink(missing_ok=True)
+    for name in os.listdir(folder):
+        if _TOC_TEMP_RE.match(name):
+            (folder / name).unlink(missing_ok=True)
+
+
+def abandon_writer(w: SegmentWriter) -> None:
+    """Cancel a writer after a failure, releasing its lock even if cancelling fails too
+    (e.g. the disk is full): the previous commit stays in force."""
+    if w.is_closed:
+        return
+    try:
+        w.cancel()
+    except Exception:
+        try:
+            w._finish()
+        except Exception:
+            pass
+
+
+def indexed_paths(searcher: Any) -> set[str]:
+    """The input paths with documents in the index (those of deleted documents may linger
+    until their segment is merged: a superset, fine for deciding what to delete)."""
+    return set(searcher.reader().field_terms("path"))
 
 
 def iter_articles(ix: index.Index) -> Iterator[Article]:

@@ -150,7 +150,7 @@ class _Site:
         self.next_related: dict[str, list[Any]] = {}
 
     def build(self) -> None:
-        everything = self.archive.search("", sort="newest", page_size=1)
+        everything = self.archive.search("", sort="newest", page_size=1, all_copies=True)
         self.articles = everything.total
         self.facets = everything.facets
         self.write_articles(everything.total)
@@ -183,7 +183,7 @@ class _Site:
         page_no = 1
         while True:
             results = self.archive.search("", sort="newest", page=page_no, filters=filters,
-                                          page_size=self.config.page_size, facets=False)
+                                          page_size=self.config.page_size, facets=False, all_copies=True)
             yield results
             if page_no >= results.pages:
                 return
@@ -229,7 +229,7 @@ class _Site:
 
     def write_home(self, everything: ResultsPage) -> None:
         latest = self.archive.search("", sort="newest", page_size=self.config.home_size,
-                                     facets=False)
+                                     facets=False, all_copies=True)
         months = Counter((d.year, d.month) for d in self.archive.dates())
         self.page(urls.HOME, "home.html", self.config.title, latest=latest.hits,
                   total=everything.total, facets=everything.facets,
@@ -238,7 +238,7 @@ class _Site:
     def write_dates(self) -> None:
         months = Counter((d.year, d.month) for d in self.archive.dates())
         years = sorted({y for y, _ in months}, reverse=True)
-        undated = self.archive.search("", page_size=1, facets=False,
+        undated = self.archive.search("", page_size=1, facets=False, all_copies=True,
                                       filters=Filters(undated=True)).total
         self.page("dates/index.html", "dates.html", "Articles by date", years=years,
                   months=months, undated=undated, year_url=urls.year_path,
@@ -295,7 +295,7 @@ class _Site:
 
     def write_feed(self, path: str, title: str, filters: Filters) -> None:
         latest = self.archive.search("", sort="newest", page_size=self.config.feed_size,
-                                     filters=filters, facets=False)
+                                     filters=filters, facets=False, all_copies=True)
         updated = max((h.date for h in latest.hits if h.date), default=None)
         xml = self.env.get_template("feed.xml").render(
             site=self.config, feed_title=title, feed_url=urls.canonical(self.config.base_url, path),
