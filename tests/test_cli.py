@@ -1,0 +1,346 @@
+"""The ``archive`` command end to end: index, search, show, stats, on real indexes in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from archive import render, store
+from archive.article import make_id
+from archive.cli import main
+
+SEED_ID = make_id("seeds/000_ded2ed7496c25a53.txt")
+VOLCANO, ELECTION, LIBRARY = (make_id(f"news/{n}.txt") for n in ("volcano", "election", "library"))
+BINARY = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00"
+LATIN1 = "Caf\u00e9 prices rise\n\nA coffee in the caf\u00e9 now costs \u00a33.\n".encode("cp1252")
+
+
+def index_ok(cli, *paths, **kw):  # noqa: ANN001, ANN201
+    """Run ``archive index PATHS --json --no-progress``; return its report."""
+    return cli.json("index", *paths, "--no-progress", **kw)
+
+
+# --- the issue's "done when" -------------------------------------------------------------------------
+
+def test_index_seeds_then_search_finds_the_seed_with_a_highlighted_snippet(cli, seeds_dir) -> None:  # noqa: ANN001
+    result = cli("index", seeds_dir)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("1 added, 0 updated, 0 removed, 0 unchanged, 0 skipped "
+                                    "(1 file read in ")
+
+    page = cli.json("search", 'Hezbollah AND "Islamic State"')
+    assert page["total"] == 1
+    (hit,) = page["hits"]
+    assert hit["id"] == SEED_ID
+    assert hit["title"] == ("The Syrian army and Hezbollah have prepared to transport Islamic "
+                            "State fighters from their\u2026")
+    assert (hit["source"], hit["date"], hit["date_source"]) == ("Reuters", "2017-08-27",
+                                                                 "inferred")
+    assert "[Hezbollah]" in hit["snippet"]
+    assert "[Islamic] [State]" in hit["snippet"]
+    assert {"Hezbollah", "Islamic", "State"} <= set(hit["highlights"])
+
+
+def test_index_without_paths_reads_seeds(cli, seeds_dir, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.chdir(seeds_dir.parent)
+    report = index_ok(cli)
+    assert (report["added"], report["skipped"], report["warnings"]) == (1, [], [])
+    assert cli.search("hezbollah") == [SEED_ID]
+
+
+def test_the_index_folder_can_come_from_the_environment(tmp_path, seeds_dir) -> None:  # noqa: ANN001
+    env = {"ARCHIVE_INDEX": str(tmp_path / "from-env")}
+    runner = CliRunner()
+    assert runner.invoke(main, ["index", str(seeds_dir), "--no-progress"], env=env).exit_code == 0
+    assert store.exists(tmp_path / "from-env")
+    result = runner.invoke(main, ["stats", "--json"], env=env)
+    assert json.loads(result.stdout)["articles"] == 1
+
+
+# --- show and stats --------------------------------------------------------------------------------------
+
+def test_show_prints_the_whole_article(cli, seeds_dir) -> None:  # noqa: ANN001
+    index_ok(cli, seeds_dir)
+    result = cli("show", SEED_ID)
+    assert result.exit_code == 0
+    out = result.stdout
+    assert out.startswith("The Syrian army and Hezbollah have prepared")
+    assert "27 August 2017 (date inferred from the text) \u00b7 Reuters" in out
+    assert f"Id:       {SEED_ID}" in out
+    assert "File:     seeds/000_ded2ed7496c25a53.txt" in out
+    assert "Ikhbariya news channel" in out                      # the body, wrapped
+    assert "Captions:\n  A relative of Lebanese soldiers" in out
+    assert all(len(line) <= 88 for line in out.splitlines()[2:])
+
+
+def test_show_json_has_every_field_and_the_body(cli, seeds_dir) -> None:  # noqa: ANN001
+    index_ok(cli, seeds_dir)
+    article = cli.json("show", SEED_ID)
+    assert article["id"] == SEED_ID
+    assert article["body"].startswith("The Syrian army and Hezbollah have prepared")
+    assert article["body"].endswith("similar evacuation deals.")
+    assert (article["source"], article["date"], article["date_source"]) == \
+        ("Reuters", "2017-08-27T00:00:00", "inferred")
+    assert len(article["captions"]) == 2
+    assert article["path"] == "seeds/000_ded2ed7496c25a53.txt"
+    assert article["word_count"] > 300 and len(article["content_hash"]) == 64
+
+
+def test_show_an_unknown_id_fails_with_a_message(cli, seeds_dir) -> None:  # noqa: ANN001
+    index_ok(cli, seeds_dir)
+    result = cli("show", "no-such-article")
+    assert result.exit_code == 1
+    assert "no article with id 'no-such-article'" in result.stderr
+
+
+def test_stats_json_shape(cli, news_dir) -> None:  # noqa: ANN001
+    index_ok(cli, news_dir)
+    stats = cli.json("stats")
+    assert set(stats) == {"articles", "by_source", "by_year", "index", "bytes"}
+    assert stats["articles"] == 5
+    assert stats["by_source"] == {"Reuters": 2, "AP": 1, "BBC News": 1}
+    assert stats["by_year"] == {"2015": 1, "2016": 1, "2017": 2}
+    assert stats["index"] == str(cli.index.resolve())
+    assert stats["bytes"] == sum(p.stat().st_size for p in cli.index.iterdir()) > 0
+
+
+def test_stats_text(cli, news_dir) -> None:  # noqa: ANN001
+    index_ok(cli, news_dir)
+    out = cli("stats").stdout
+    assert out.startswith(f"5 articles in {cli.index.resolve()} (")
+    assert "By source:\n  Reuters " in out
+    lines = [line.split() for line in out.splitlines()]
+    assert ["2017", "2"] in lines and ["AP", "1"] in lines and ["BBC", "News", "1"] in lines
+
+
+# --- incremental runs ---------------------------------------------------------------------------------------
+
+def test_a_second_run_over_unchanged_files_reads_nothing(cli, news_dir) -> None:  # noqa: ANN001
+    first = index_ok(cli, news_dir)
+    assert (first["added"], first["files_read"]) == (5, 5)
+    second = index_ok(cli, news_dir)
+    assert {k: second[k] for k in ("added", "updated", "removed", "unchanged", "files_read")} == \
+        {"added": 0, "updated": 0, "removed": 0, "unchanged": 5, "files_read": 0}
+    text = cli("index", news_dir).stdout
+    assert "0 added, 0 updated, 0 removed, 5 unchanged, 0 skipped (0 files read in" in text
+    assert cli.json("stats")["articles"] == 5
+
+
+def test_a_changed_file_is_updated_and_search_sees_the_new_text(cli, news_dir) -> None:  # noqa: ANN001
+    index_ok(cli, news_dir)
+    assert cli.search("tsunami") == []
+    volcano = news_dir / "volcano.txt"
+    volcano.write_text(volcano.read_text().replace("plume of ash", "tsunami warning"))
+    report = index_ok(cli, news_dir)
+    assert (report["updated"], report["added"], report["unchanged"], report["files_read"]) == \
+        (1, 0, 4, 1)
+    assert cli.search("tsunami") == [VOLCANO]
+    assert cli.search("ash") == []                 # the old text is gone, not kept alongside
+    assert cli.json("stats")["articles"] == 5
+
+
+def test_a_deleted_file_is_removed_from_the_index(cli, news_dir) -> None:  # noqa: ANN001
+    index_ok(cli, news_dir)
+    assert cli.search("volcano") == [VOLCANO]
+    (news_dir / "volcano.txt").unlink()
+    report = index_ok(cli, news_dir)
+    assert (report["removed"], report["unchanged"], report["files_read"]) == (1, 4, 0)
+    assert cli.search("volcano") == []
+    assert cli("show", VOLCANO).exit_code == 1
+    assert cli.json("stats")["articles"] == 4
+    assert "news/volcano.txt" not in store.read_manifest(cli.index)
+
+
+def test_indexing_another_folder_keeps_the_first(cli, news_dir, seeds_dir) -> None:  # noqa: ANN001
+    index_ok(cli, news_dir)
+    report = index_ok(cli, seeds_dir)
+    assert (report["added"], report["removed"]) == (1, 0)
+    assert cli.json("stats")["articles"] == 6
+
+
+def test_rebuild_starts_afresh(cli, news_dir, seeds_dir) -> None:  # noqa: ANN001
+    index_ok(cli, news_dir)
+    index_ok(cli, seeds_dir)
+    report = index_ok(cli, news_dir, "--rebuild")
+    assert (report["added"], report["unchanged"], report["files_read"]) == (5, 0, 5)
+    assert cli.search("hezbollah") == []            # only what this run named is left
+    assert cli.json("stats")["articles"] == 5
+    assert index_ok(cli, news_dir)["unchanged"] == 5  # and the manifest is fresh too
+
+
+# --- bad input files ----------------------------------------------------------------------------------------
+
+def test_empty_and_binary_files_are_skipped_with_reasons_and_the_rest_go_in(cli, news_dir) -> None:  # noqa: ANN001
+    (news_dir / "empty.txt").write_bytes(b"")
+    (news_dir / "binary.txt").write_bytes(BINARY)
+    (news_dir / "photo.png").write_bytes(BINARY)   # not an article file: passed over quietly
+    result = cli("index", news_dir, "--no-progress")
+    assert result.exit_code == 0
+    assert "skipped: news/binary.txt: binary file (contains NUL bytes)\n" in result.stdout
+    assert "skipped: news/empty.txt: empty file (no text)\n" in result.stdout
+    assert ("5 added, 0 updated, 0 removed, 0 unchanged, 2 skipped, "
+            "1 non-article files passed over (7 files read") in result.stdout
+    assert cli.json("stats")["articles"] == 5
+    assert "photo" not in result.stdout
+
+
+def test_skipped_files_in_json(cli, news_dir) -> None:  # noqa: ANN001
+    (news_dir / "empty.txt").write_bytes(b"")
+    report = index_ok(cli, news_dir)
+    assert report["skipped"] == [{"path": "news/empty.txt", "line": None,
+                                  "reason": "empty file (no text)"}]
+    assert report["added"] == 5
+
+
+def test_a_skipped_file_is_tried_again_on_the_next_run(cli, news_dir) -> None:  # noqa: ANN001
+    (news_dir / "late.txt").write_bytes(b"")
+    assert len(index_ok(cli, news_dir)["skipped"]) == 1
+    (news_dir / "late.txt").write_text("Late news\n\nThe late edition arrived on time.\n")
+    report = index_ok(cli, news_dir)
+    assert (report["added"], report["skipped"], report["unchanged"]) == (1, [], 5)
+    assert cli.search("late edition") == [make_id("news/late.txt")]
+
+
+def test_a_file_that_turns_bad_loses_its_old_article(cli, news_dir) -> None:  # noqa: ANN001
+    index_ok(cli, news_dir)
+    (news_dir / "volcano.txt").write_bytes(b"")
+    report = index_ok(cli, news_dir)
+    assert report["removed"] == 1 and len(report["skipped"]) == 1
+    assert cli.search("volcano") == []
+
+
+def test_a_latin1_file_is_indexed_with_one_warning(cli, news_dir) -> None:  # noqa: ANN001
+    (news_dir / "cafe.txt").write_bytes(LATIN1)
+    result = cli("index", news_dir, "--no-progress")
+    assert result.exit_code == 0
+    warnings = [line for line in result.stdout.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: news/cafe.txt: not valid UTF-8 (byte 0xe9 at offset 3); "
+                        "decoded as Windows-1252"]
+    assert "6 added" in result.stdout and "0 skipped" in result.stdout
+    (hit,) = cli.json("search", "coffee")["hits"]
+    assert hit["title"] == "Caf\u00e9 prices rise"
+
+
+def test_only_bad_input_exits_non_zero(cli, tmp_path) -> None:  # noqa: ANN001
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "empty.txt").write_bytes(b"")
+    result = cli("index", bad, tmp_path / "missing", "--no-progress")
+    assert result.exit_code == 1
+    assert "skipped: bad/empty.txt: empty file (no text)" in result.stdout
+    assert f"skipped: {tmp_path / 'missing'}: no such file or folder" in result.stdout
+
+
+# --- errors -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("query,message", [
+    ("<volcano", "cannot parse query"),
+    ("colour:red", "unknown field 'colour'"),
+    ("date:2017-13", "bad month"),
+    ("date:2017-02-30", "bad day"),
+    ("date:yesterdayish", "as a date"),
+    ("date:[2017-01-01 to whenever]", "as a date"),
+])
+def test_a_bad_query_is_one_line_on_stderr_and_exit_2(news_index, query, message) -> None:  # noqa: ANN001
+    for extra in ((), ("--json",)):
+        result = news_index("search", query, *extra)
+        assert result.exit_code == 2
+        assert result.stdout == ""
+        assert result.stderr.startswith("Error: ") and message in result.stderr
+        assert result.stderr.count("\n") == 1
+        assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("option", ["--since", "--until"])
+def test_a_bad_date_option_is_exit_2(news_index, option) -> None:  # noqa: ANN001
+    result = news_index("search", "volcano", option, "last-tuesday")
+    assert result.exit_code == 2
+    assert "bad date 'last-tuesday'" in result.stderr and result.stderr.count("\n") == 1
+    assert "Traceback" not in result.output
+
+
+def test_an_unknown_sort_is_a_usage_error(news_index) -> None:  # noqa: ANN001
+    result = news_index("search", "volcano", "--sort", "random")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", [("search", "volcano"), ("show", "x"), ("stats",)])
+def test_without_an_index_every_reader_says_run_archive_index_first(cli, command) -> None:  # noqa: ANN001
+    result = cli(*command)
+    assert result.exit_code != 0
+    assert "run `archive index` first" in result.stderr
+    assert "Traceback" not in result.output
+    assert not cli.index.exists()  # looking never creates an index
+
+
+def test_no_hits_is_exit_1(news_index) -> None:  # noqa: ANN001
+    result = news_index("search", "xylophonist")
+    assert result.exit_code == 1
+    assert result.stdout == "No articles match xylophonist.\n"
+
+
+def test_a_second_writer_gives_up_with_a_clear_message(cli, news_dir) -> None:  # noqa: ANN001
+    index_ok(cli, news_dir)
+    (news_dir / "volcano.txt").unlink()            # work the blocked run would have done
+    holder = store.open_index(cli.index).writer()  # another run is writing
+    try:
+        for extra in ((), ("--rebuild",)):
+            result = cli("index", news_dir, "--lock-timeout", "0.5", "--no-progress", *extra)
+            assert result.exit_code != 0
+            assert "locked" in result.stderr and "waited 0.5s" in result.stderr
+            assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+    finally:
+        holder.cancel()
+    assert cli.json("stats")["articles"] == 5      # intact, nothing half-done
+    assert cli.search("volcano") == [VOLCANO]
+    assert index_ok(cli, news_dir)["removed"] == 1  # and the next run does the work
+
+
+# --- progress bar, help, templates ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("flags", [(), ("--no-progress",)], ids=["not-a-tty", "no-progress"])
+def test_no_progress_bar_when_not_on_a_terminal_or_turned_off(cli, news_dir, flags) -> None:  # noqa: ANN001
+    result = cli("index", news_dir, *flags)
+    assert result.exit_code == 0
+    assert "Indexing" not in result.output
+    assert result.stderr == ""
+
+
+def test_progress_flag_forces_the_bar(cli, news_dir) -> None:  # noqa: ANN001
+    result = cli("index", news_dir, "--progress")
+    assert result.exit_code == 0
+    assert "Indexing" in result.stderr              # the bar goes to stderr, never stdout
+    assert "Indexing" not in result.stdout
+
+
+def test_search_help_says_and_is_the_default(cli) -> None:  # noqa: ANN001
+    out = CliRunner().invoke(main, ["search", "--help"]).stdout
+    assert "AND is the default" in out
+    for form in ('"exact phrase"', "~5", "hezbol*", "date:2017-08", "date:>2017-01-01"):
+        assert form in out
+
+
+def test_builtin_templates_are_installed_with_the_package() -> None:
+    folder = render.builtin_templates()
+    assert {"results.txt", "article.txt", "stats.txt", "index_summary.txt"} <= \
+        {p.name for p in (folder / "cli").iterdir()}
+    assert (folder / "cli" / "results.txt").is_file()
+
+
+def test_user_templates_override_builtin_ones(tmp_path) -> None:  # noqa: ANN001
+    (tmp_path / "results.txt").write_text("{{ page.total }} hits\n")
+    env = render.environment("cli", tmp_path)
+    assert env.get_template("results.txt").render(page=type("P", (), {"total": 3})) == "3 hits\n"
+    assert "stats.txt" in env.list_templates()   # the rest still come from the package
+
+
+def test_index_json_report_shape(cli, news_dir) -> None:  # noqa: ANN001
+    report = index_ok(cli, news_dir)
+    assert {"added", "updated", "removed", "unchanged", "files_read", "passed_over", "skipped",
+            "warnings", "index", "seconds"} <= set(report)
+    assert report["index"] == str(cli.index) and report["seconds"] >= 0
+    assert os.path.isfile(cli.index / store.MANIFEST)

@@ -1,0 +1,242 @@
+"""The plain-text reader: the seed article, headline layouts, wire copy, encodings, bad files."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from archive.article import Article, make_id
+from archive.enrich import enrich
+from archive.enrich.dates import dates_in
+from archive.sources import IngestError, SourceFile, format_of
+from archive.sources.text import TITLE_LENGTH, read
+
+SEED_FILE = "000_ded2ed7496c25a53.txt"
+
+
+def read_one(tmp_path: Path, name: str, data: bytes | str) -> tuple[Article, SourceFile]:
+    """Write ``data`` to ``tmp_path/news/name`` and read it as the indexer would."""
+    path = tmp_path / "news" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    source = SourceFile(path, f"news/{name}")
+    articles = [enrich(a) for a in read(source)]
+    assert len(articles) == 1
+    return articles[0], source
+
+
+def read_seed(seeds_dir: Path) -> Article:
+    source = SourceFile(seeds_dir / SEED_FILE, f"seeds/{SEED_FILE}")
+    assert format_of(source) == "text"
+    (article,) = [enrich(a) for a in read(source)]
+    assert source.warnings == []
+    return article
+
+
+# --- the seed -----------------------------------------------------------------------------------
+
+def test_seed_title_is_cut_from_its_lead_at_a_word_boundary(seeds_dir: Path) -> None:
+    article = read_seed(seeds_dir)
+    lead = ("The Syrian army and Hezbollah have prepared to transport Islamic State fighters "
+            "from their enclave on the border with Lebanon to eastern Syria")
+    assert article.title == ("The Syrian army and Hezbollah have prepared to transport Islamic "
+                             "State fighters from their\u2026")
+    kept = article.title.removesuffix("\u2026")
+    assert article.body.startswith(kept + " ")      # cut between two words of the lead
+    assert lead.startswith(kept)
+    assert len(kept) <= TITLE_LENGTH
+
+
+def test_seed_source_is_reuters_and_the_signoff_leaves_the_body(seeds_dir: Path) -> None:
+    article = read_seed(seeds_dir)
+    assert article.source == "Reuters"
+    assert article.body.endswith("after other militant groups accepted similar evacuation deals.")
+    assert not article.body.rstrip().endswith("Reuters")
+
+
+def test_seed_photo_captions_go_to_captions_not_the_body(seeds_dir: Path) -> None:
+    article = read_seed(seeds_dir)
+    assert article.captions == (
+        "A relative of Lebanese soldiers, who were captured by Islamist militants reacts in "
+        "Beirut, Lebanon August 27, 2017. (Photo: Reuters)",
+        "Lebanese army soldiers are seen flashing victory signs in the town of Ras Baalbek, "
+        "Lebanon August 21, 2017. (Photo: Reuters)",
+    )
+    assert "(Photo:" not in article.body
+    assert "victory signs" not in article.body
+    assert "Ikhbariya news channel" in article.body  # the paragraphs around them stay
+
+
+def test_seed_date_is_inferred_from_the_latest_full_date_in_the_text(seeds_dir: Path) -> None:
+    article = read_seed(seeds_dir)
+    assert article.date == datetime(2017, 8, 27)
+    assert article.date_source == "inferred"
+
+
+def test_seed_id_is_stable_and_safe_in_urls_and_file_names(seeds_dir: Path) -> None:
+    first, second = read_seed(seeds_dir), read_seed(seeds_dir)
+    assert first.id == second.id == make_id(f"seeds/{SEED_FILE}")
+    assert re.fullmatch(r"[a-z0-9-]+", first.id)
+    assert first.content_hash == second.content_hash
+    assert first.word_count == len(first.body.split()) > 300
+
+
+# --- layouts -------------------------------------------------------------------------------------
+
+def test_headline_on_the_first_line_becomes_the_title(tmp_path: Path) -> None:
+    article, _ = read_one(tmp_path, "bridge.txt", (
+        "Harbour bridge reopens after two years\n"
+        "\n"
+        "The harbour bridge reopened to traffic on Sunday morning, officials said.\n"
+        "\n"
+        "Commuters had faced long detours.\n"))
+    assert article.title == "Harbour bridge reopens after two years"
+    assert article.body == ("The harbour bridge reopened to traffic on Sunday morning, officials "
+                            "said.\n\nCommuters had faced long detours.")
+
+
+def test_without_a_headline_the_title_is_the_lead_sentence(tmp_path: Path) -> None:
+    article, _ = read_one(tmp_path, "short.txt", (
+        "The council approved the budget on Tuesday. It takes effect in April.\n"
+        "\n"
+        "Opposition members voted against it.\n"))
+    assert article.title == "The council approved the budget on Tuesday"
+    assert article.body.startswith("The council approved the budget on Tuesday. It takes")
+
+
+def test_a_long_lead_is_cut_at_a_word_boundary_with_an_ellipsis(tmp_path: Path) -> None:
+    lead = ("Thousands of commuters were stranded across the northern region on Wednesday after "
+            "an overnight storm brought down power lines and flooded several railway tunnels.")
+    article, _ = read_one(tmp_path, "storm.txt", lead + "\n\nRepairs may take days.\n")
+    assert article.title.endswith("\u2026")
+    kept = article.title[:-1]
+    assert len(kept) <= TITLE_LENGTH
+    assert lead.startswith(kept + " ")
+    assert not kept.endswith((",", " "))
+
+
+def test_a_first_line_that_is_a_sentence_is_not_a_headline(tmp_path: Path) -> None:
+    article, _ = read_one(tmp_path, "sentence.txt", (
+        "Prices rose sharply.\n\nAnalysts had expected a smaller rise.\n"))
+    assert article.title == "Prices rose sharply"
+    assert article.body.startswith("Prices rose sharply.")  # the line stays in the body
+
+
+def test_hard_wrapped_lines_and_crlf_endings_are_joined_into_paragraphs(tmp_path: Path) -> None:
+    article, _ = read_one(tmp_path, "wrapped.txt", (
+        b"Storm hits coast\r\n\r\nA storm hit the coast\r\non Monday night.\r\n\r\n"
+        b"Roads were closed.\r\n"))
+    assert article.title == "Storm hits coast"
+    assert article.body == "A storm hit the coast on Monday night.\n\nRoads were closed."
+
+
+# --- wire copy -----------------------------------------------------------------------------------
+
+WIRE = """\
+Hezbollah says border offensive is over
+
+By Laila Bassam and Tom Perry
+
+BEIRUT (Reuters) - Hezbollah said on Monday its offensive on the Syrian border was over,
+on August 28, 2017, after the last militants left.
+
+The group said its fighters would stay in position.
+
+(Reporting by Laila Bassam; Editing by Alison Williams)
+"""
+
+
+def test_wire_dateline_gives_the_place_and_source_and_leaves_the_body(tmp_path: Path) -> None:
+    article, _ = read_one(tmp_path, "wire.txt", WIRE)
+    assert article.dateline == "Beirut"
+    assert article.source == "Reuters"
+    assert article.body.startswith("Hezbollah said on Monday its offensive")
+    assert "(Reuters)" not in article.body
+
+
+def test_byline_becomes_the_author(tmp_path: Path) -> None:
+    article, _ = read_one(tmp_path, "wire.txt", WIRE)
+    assert article.author == "Laila Bassam and Tom Perry"
+    assert "By Laila" not in article.body
+
+
+def test_reporting_and_editing_credits_leave_the_body(tmp_path: Path) -> None:
+    article, _ = read_one(tmp_path, "wire.txt", WIRE)
+    assert article.credits == "Reporting by Laila Bassam; Editing by Alison Williams"
+    assert "Editing by" not in article.body
+    assert article.body.endswith("would stay in position.")
+    assert article.title == "Hezbollah says border offensive is over"
+    assert article.date == datetime(2017, 8, 28)
+
+
+# --- encodings and bad files ----------------------------------------------------------------------
+
+def test_a_utf8_byte_order_mark_is_dropped(tmp_path: Path) -> None:
+    article, source = read_one(tmp_path, "bom.txt",
+                               "\ufeffHarbour bridge reopens\n\nThe bridge reopened on Sunday.\n"
+                               .encode("utf-8"))
+    assert article.title == "Harbour bridge reopens"
+    assert "\ufeff" not in article.title + article.body
+    assert source.warnings == []
+
+
+def test_cp1252_text_is_decoded_with_one_warning_naming_the_file(tmp_path: Path) -> None:
+    text = ("Caf\u00e9 owners protest \u2013 new rules\n\n"
+            "Owners of caf\u00e9s in S\u00e3o Paulo said the \u201crules\u201d cost \u00a3100.\n")
+    article, source = read_one(tmp_path, "latin.txt", text.encode("cp1252"))
+    assert article.title == "Caf\u00e9 owners protest \u2013 new rules"
+    assert "S\u00e3o Paulo" in article.body and "\u00a3100" in article.body
+    assert len(source.warnings) == 1
+    warning = str(source.warnings[0])
+    assert warning.startswith("news/latin.txt:")
+    assert "UTF-8" in warning and "Windows-1252" in warning
+
+
+def test_latin1_pound_sign_like_the_bbc_file_is_decoded(tmp_path: Path) -> None:
+    article, source = read_one(tmp_path, "pound.txt",
+                               b"Ticket prices rise\n\nSeats now cost \xa340 each.\n")
+    assert article.body == "Seats now cost \u00a340 each."
+    assert [w.path for w in source.warnings] == ["news/pound.txt"]
+
+
+@pytest.mark.parametrize("data", [b"", b"   \n\n\t\n"], ids=["empty", "whitespace"])
+def test_an_empty_file_is_refused_with_a_reason(tmp_path: Path, data: bytes) -> None:
+    with pytest.raises(IngestError) as caught:
+        read_one(tmp_path, "empty.txt", data)
+    assert caught.value.path == "news/empty.txt"
+    assert "empty" in caught.value.reason
+
+
+def test_a_binary_file_is_refused_with_a_reason(tmp_path: Path) -> None:
+    with pytest.raises(IngestError) as caught:
+        read_one(tmp_path, "image.txt", b"GIF89a\x00\x01\x02\x00binary junk")
+    assert caught.value.path == "news/image.txt"
+    assert "binary" in caught.value.reason and "NUL" in caught.value.reason
+
+
+# --- dates ----------------------------------------------------------------------------------------
+
+def test_only_complete_dates_count_and_the_latest_wins() -> None:
+    assert dates_in("Fighting began in 2014 and in March 2015.") == []
+    found = dates_in("On 3 March 2015 and again on August 27, 2017, and 2016-01-05.")
+    assert max(found) == datetime(2017, 8, 27)
+    assert datetime(2015, 3, 3) in found and datetime(2016, 1, 5) in found
+
+
+def test_an_impossible_date_is_ignored() -> None:
+    assert dates_in("It happened on February 30, 2017.") == []
+
+
+def test_an_article_without_a_date_stays_unknown(tmp_path: Path) -> None:
+    article, _ = read_one(tmp_path, "undated.txt", "Library opens\n\nIt opens on Sundays.\n")
+    assert article.date is None
+    assert article.date_source == "unknown"
+
+
+def test_an_explicit_date_is_not_overridden_by_dates_in_the_text() -> None:
+    explicit = Article(id="x", title="t", body="Written on August 27, 2017.", path="x.txt",
+                       date=datetime(2020, 1, 2), date_source="explicit")
+    assert enrich(explicit) == explicit

@@ -1,0 +1,187 @@
+"""The on-disk Whoosh store and the incremental indexer, used directly (no CLI)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from archive import store
+from archive.article import Article
+from archive.indexer import Indexer
+from archive.search import Archive
+
+
+def analyse(text: str) -> list[str]:
+    return [token.text for token in store.news_analyzer()(text)]
+
+
+# --- analysis and schema ---------------------------------------------------------------------------
+
+def test_analyzer_lowercases_drops_stop_words_and_stems() -> None:
+    assert analyse("The running of the bulls and their riders") == ["run", "bull", "rider"]
+
+
+def test_analyzer_keeps_us_the_country_and_reads_curly_apostrophes() -> None:
+    assert analyse("US troops") == ["us", "troop"]
+    assert analyse("Hezbollah\u2019s fighters didn\u2019t retreat") == \
+        analyse("Hezbollah's fighters didn't retreat") == ["hezbollah", "fighter", "retreat"]
+
+
+def test_schema_boosts_titles_stores_bodies_and_sorts_dates() -> None:
+    schema = store.build_schema()
+    assert schema["title"].format.field_boost == 2.0
+    assert schema["body"].stored and schema["captions"].stored
+    assert schema["date"].column_type is not None  # sortable
+    assert {"title", "body", "captions", "source", "date", "id", "path"} <= set(schema.names())
+
+
+# --- documents -------------------------------------------------------------------------------------
+
+FULL = Article(
+    id="news-full-abc123", title="Cocoa prices hit record", body="Cocoa rose.\n\nTraders cheered.",
+    path="news/full.txt", source="Reuters", date=datetime(2017, 8, 27), date_source="inferred",
+    captions=("A trader at work. (Photo: Reuters)", "The port. (Photo: AP)"),
+    url="https://example.com/cocoa", author="Jane Doe", credits="Editing by Bob",
+    dateline="London", places=("Ivory Coast", "Ghana"), topics=("cocoa",), language="en",
+)
+
+
+def test_an_article_comes_back_from_the_index_unchanged(tmp_path: Path) -> None:
+    ix = store.create_index(tmp_path / "index")
+    writer = store.open_writer(ix, tmp_path / "index")
+    assert store.add_articles(writer, [FULL]) == 1
+    writer.commit()
+    (back,) = list(store.iter_articles(store.open_index(tmp_path / "index")))
+    assert back == replace(FULL, cluster=FULL.id)  # an article is its own cluster by default
+    assert back.content_hash == FULL.content_hash
+
+
+def test_empty_fields_are_left_out_of_the_document() -> None:
+    bare = Article(id="a", title="T", body="B", path="a.txt")
+    doc = store.to_document(bare)
+    assert "source" not in doc and "date" not in doc and "captions" not in doc
+    assert doc["date_source"] == "unknown"
+
+
+# --- manifest --------------------------------------------------------------------------------------
+
+def test_manifest_round_trips_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    files = {"news/a.txt": store.FileState(10, 123, "ab" * 32, 1),
+             "news/b.jsonl": store.FileState(99, 456, "cd" * 32, 7)}
+    store.write_manifest(tmp_path, files)
+    assert store.read_manifest(tmp_path) == files
+    assert sorted(p.name for p in tmp_path.iterdir()) == [store.MANIFEST]
+
+
+@pytest.mark.parametrize("content", ["{not json", '{"files": {"a": {"size": 1}}}', "[]"])
+def test_a_damaged_manifest_reads_as_empty(tmp_path: Path, content: str) -> None:
+    (tmp_path / store.MANIFEST).write_text(content)
+    assert store.read_manifest(tmp_path) == {}
+
+
+def test_a_missing_manifest_reads_as_empty(tmp_path: Path) -> None:
+    assert store.read_manifest(tmp_path) == {}
+
+
+# --- opening, locking --------------------------------------------------------------------------------
+
+def test_opening_a_folder_without_an_index_says_to_run_archive_index(tmp_path: Path) -> None:
+    with pytest.raises(store.IndexMissing, match="run `archive index` first"):
+        store.open_index(tmp_path / "nothing-here")
+    assert not store.exists(tmp_path)
+
+
+def test_a_second_writer_gives_up_after_the_lock_timeout(tmp_path: Path) -> None:
+    ix = store.create_index(tmp_path / "index")
+    holder = ix.writer()
+    try:
+        with pytest.raises(store.IndexBusy, match="locked"):
+            store.open_writer(store.open_index(tmp_path / "index"), tmp_path / "index",
+                              lock_timeout=0.3)
+    finally:
+        holder.cancel()
+    store.open_writer(ix, tmp_path / "index", lock_timeout=0.3).cancel()  # free again
+
+
+def test_resolve_index_prefers_the_option_then_the_environment(monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    monkeypatch.delenv("ARCHIVE_INDEX", raising=False)
+    assert store.resolve_index(None) == Path("index")
+    monkeypatch.setenv("ARCHIVE_INDEX", "/srv/news-index")
+    assert store.resolve_index(None) == Path("/srv/news-index")
+    assert store.resolve_index("mine") == Path("mine")
+
+
+# --- the indexer ---------------------------------------------------------------------------------------
+
+def count(folder: Path) -> int:
+    with Archive(folder) as archive:
+        return archive.search("").total
+
+
+def test_first_run_adds_every_article_and_records_every_file(tmp_path: Path, news_dir: Path
+                                                             ) -> None:
+    news = news_dir
+    report = Indexer(tmp_path / "index").run([news])
+    assert (report.added, report.files_read, report.unchanged) == (5, 5, 0)
+    manifest = store.read_manifest(tmp_path / "index")
+    assert sorted(manifest) == sorted(f"news/{p.name}" for p in news.iterdir())
+    assert all(state.articles == 1 for state in manifest.values())
+    assert count(tmp_path / "index") == 5
+
+
+def test_a_touched_but_identical_file_is_hashed_not_parsed(tmp_path: Path, news_dir: Path) -> None:
+    news = news_dir
+    Indexer(tmp_path / "index").run([news])
+    volcano = news / "volcano.txt"
+    os.utime(volcano, ns=(volcano.stat().st_atime_ns, volcano.stat().st_mtime_ns + 10**9))
+    report = Indexer(tmp_path / "index").run([news])
+    assert (report.unchanged, report.files_read, report.updated, report.added) == (5, 0, 0, 0)
+    state = store.read_manifest(tmp_path / "index")["news/volcano.txt"]
+    assert state.mtime_ns == volcano.stat().st_mtime_ns  # the new mtime is remembered
+
+
+def test_an_interrupted_run_keeps_its_commits_and_the_next_run_finishes(tmp_path: Path,
+                                                                       news_dir: Path) -> None:
+    news = news_dir
+    seen: list[str] = []
+
+    def crash_on_the_third_file(source: object) -> None:
+        seen.append(source.relative)  # type: ignore[attr-defined]
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        Indexer(tmp_path / "index", commit_every=2).run([news], progress=crash_on_the_third_file)
+    assert count(tmp_path / "index") == 2                  # the first commit survived
+    assert len(store.read_manifest(tmp_path / "index")) == 2
+
+    report = Indexer(tmp_path / "index").run([news])
+    assert (report.unchanged, report.added, report.files_read) == (2, 3, 3)
+    assert count(tmp_path / "index") == 5                  # nothing lost, nothing doubled
+
+
+def test_rebuild_waits_for_the_lock_instead_of_wiping_a_busy_index(tmp_path: Path,
+                                                                   news_dir: Path) -> None:
+    news = news_dir
+    Indexer(tmp_path / "index").run([news])
+    holder = store.open_index(tmp_path / "index").writer()
+    try:
+        with pytest.raises(store.IndexBusy):
+            Indexer(tmp_path / "index", lock_timeout=0.3).run([news], rebuild=True)
+    finally:
+        holder.cancel()
+    assert count(tmp_path / "index") == 5
+    assert len(store.read_manifest(tmp_path / "index")) == 5
+
+
+def test_the_manifest_on_disk_is_plain_json(tmp_path: Path, news_dir: Path) -> None:
+    Indexer(tmp_path / "index").run([news_dir])
+    data = json.loads((tmp_path / "index" / store.MANIFEST).read_text("utf-8"))
+    assert data["version"] == 1
+    assert set(data["files"]["news/volcano.txt"]) == {"size", "mtime_ns", "sha256", "articles"}
