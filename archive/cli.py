@@ -82,11 +82,14 @@ def main() -> None:
               help="For JSON/CSV: which record key fills which field, e.g. title=headline,body=story.")
 @click.option("--lock-timeout", type=float, default=10.0, show_default=True,
               help="Seconds to wait for another indexing run to finish.")
+@click.option("--commit-every", type=click.IntRange(1), default=5000, hidden=True,
+              help="Advanced: commit after every N articles (what a crash can cost).")
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar (default: only on a terminal).")
 @json_option
 def index_command(paths: tuple[Path, ...], index_dir: Path, rebuild: bool, field_map: str,
-                  lock_timeout: float, progress: bool | None, as_json: bool) -> None:
+                  lock_timeout: float, commit_every: int, progress: bool | None,
+                  as_json: bool) -> None:
     """Add PATHS (files or folders, default seeds/) to the index, incrementally.
 
     Unchanged files are not read again, changed ones are re-read, and articles of files that
@@ -94,13 +97,19 @@ def index_command(paths: tuple[Path, ...], index_dir: Path, rebuild: bool, field
     """
     inputs = list(paths) or [Path("seeds")]
     options = ReaderOptions(field_map=parse_field_map(field_map))
-    indexer = Indexer(index_dir, lock_timeout=lock_timeout, options=options)
+    indexer = Indexer(index_dir, lock_timeout=lock_timeout, commit_every=commit_every,
+                      options=options)
     show_bar = sys.stderr.isatty() if progress is None else progress
     started = time.perf_counter()
     try:
         report = _run_indexer(indexer, inputs, rebuild, show_bar)
-    except store.IndexBusy as exc:
+    except (store.IndexBusy, store.IndexMissing) as exc:  # IndexMissing: IndexDamaged
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:  # e.g. disk full: the last completed commit stays in force
+        raise click.ClickException(
+            f"indexing stopped: {exc.strerror or exc}"
+            f"{f' ({exc.filename})' if exc.filename else ''}; the index keeps its last "
+            "completed commit, run `archive index` again when fixed") from None
     seconds = time.perf_counter() - started
     if as_json:
         emit_json({**report.to_dict(), "index": str(index_dir), "seconds": round(seconds, 3)})
@@ -181,7 +190,8 @@ def search_command(query: tuple[str, ...], index_dir: Path, sort: str, limit: in
                               since=parse_date_option(since),
                               until=parse_date_option(until, end=True))
             results = archive.search(text, sort=sort, page=page, page_size=limit,
-                                     filters=filters, all_copies=all_copies)
+                                     filters=filters, all_copies=all_copies,
+                                     facets=as_json)  # text output shows no facets
         except QueryError as exc:
             raise BadQuery(str(exc)) from None
     if as_json:
@@ -250,6 +260,42 @@ def export_command(query: tuple[str, ...], index_dir: Path, fmt: str, output: An
     click.echo(f"{count:,} article{'s' if count != 1 else ''} exported", err=True)
 
 
+# --- archive check -------------------------------------------------------------------------
+
+@main.command("check")
+@index_option
+@click.option("--full", is_flag=True,
+              help="Decode the postings of every term, not an even sample (slower).")
+@json_option
+def check_command(index_dir: Path, full: bool, as_json: bool) -> None:
+    """Verify the index: files, stored articles, postings, manifest, lock.
+
+    Exit status: 0 when the index is sound, 1 when it is damaged (or missing).
+    """
+    from archive.check import REPAIR_HINT, check_index
+
+    try:
+        report = check_index(index_dir, full=full)
+    except store.IndexMissing as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        sampled = "" if report.terms_walked >= report.terms else \
+            f" (postings of {report.terms_walked:,} of {report.terms:,} terms sampled)"
+        click.echo(f"{index_dir}: generation {report.generation}, {report.segments} "
+                   f"segment(s), {report.articles:,} articles ({report.deleted:,} deleted), "
+                   f"{report.postings:,} postings{sampled}, {report.manifest_files:,} files "
+                   f"in the manifest; checked in {report.seconds:.2f}s")
+        for note in report.notes:
+            click.echo(f"note: {note}")
+        for problem in report.problems:
+            click.echo(f"DAMAGED: {problem}")
+        click.echo("OK: no damage found" if report.ok else f"The index is damaged: {REPAIR_HINT}.")
+    if not report.ok:
+        sys.exit(1)
+
+
 # --- archive site / serve ------------------------------------------------------------------
 
 @main.command("site")
@@ -293,7 +339,8 @@ def site_command(index_dir: Path, out: Path, templates_dir: Path | None, base_ur
         click.echo(f"Nothing changed since the last build: {report.pages:,} files in {out} "
                    f"left as they are ({report.seconds:.2f}s).")
     else:
-        click.echo(f"{report.articles:,} articles: {report.pages:,} files, {report.written:,} "
+        click.echo(f"{report.articles:,} article{'s' if report.articles != 1 else ''}: "
+                   f"{report.pages:,} files, {report.written:,} "
                    f"written, {report.unchanged:,} unchanged, {report.removed:,} removed, "
                    f"{report.bytes / 1e6:.1f} MB -> {out} ({report.seconds:.1f}s)")
 

@@ -200,6 +200,8 @@ class Archive:
         self.index = store.open_index(folder)
         self.searcher = self.index.searcher()
         self.parser = self._make_parser()
+        self._facet_tables: dict[str, dict[int, list[str]]] = {}
+        self._displays: dict[tuple[str, str], str] = {}
         self._doc_keys: dict[int, str] = {}  # docnum -> external_id or id, for rank()
 
     def __enter__(self) -> Archive:
@@ -264,18 +266,13 @@ class Archive:
             raise QueryError("page and limit must be 1 or more")
         parsed = self.parse(text)
         filter_query = (filters or Filters()).query()
-        groupedby = None
-        if facets:
-            groupedby = sorting.Facets()
-            for name in FACET_FIELDS:
-                groupedby.add_field(name, allow_overlap=True)
         sortedby = None if sort == "relevance" else sorting.MultiFacet([
             sorting.FieldFacet("dated", reverse=True),
             sorting.FieldFacet("date", reverse=sort == "newest")])
         try:
             results = self.searcher.search(
                 parsed, limit=page * page_size, sortedby=sortedby,
-                filter=filter_query, groupedby=groupedby, terms=True,
+                filter=filter_query, terms=True,
                 collapse=None if all_copies else "cluster", collapse_limit=1)
         except Exception as exc:  # e.g. a phrase on a field without positions
             raise QueryError(f"cannot run query {text!r}: {exc}") from None
@@ -287,13 +284,13 @@ class Archive:
         total = len(results)
         return ResultsPage(
             query=text, total=total, page=page, page_size=page_size, sort=sort, hits=hits,
-            facets=self._facets(results) if facets else {},
+            facets=self._facets(parsed, filter_query) if facets else {},
             suggestion=self._suggest(parsed, text) if total == 0 and text.strip() else None)
 
     def _hit(self, hit: Any, rank: int, sort: str, snippet_chars: int) -> Hit:
         stored = hit.fields()
         matched = hit.results.has_matched_terms() and hit.matched_terms()
-        snippet = hit.highlights("body", top=2) if matched else []
+        snippet = hit.highlights("body", top=2) if matched and stored.get("body") else []
         if not snippet:
             snippet = [Segment(_lead(stored.get("body", ""), snippet_chars))]
         return Hit(
@@ -310,23 +307,53 @@ class Archive:
         members = len(list(self.searcher.docs_for_query(wq.Term("cluster", hit.cluster))))
         return replace(hit, copies=members - 1) if members > 1 else hit
 
-    def _facets(self, results: Any) -> dict[str, tuple[FacetCount, ...]]:
+    def _facets(self, parsed: wq.Query, filter_query: wq.Query | None
+                ) -> dict[str, tuple[FacetCount, ...]]:
+        """Counts per source, year, place and topic over every match (not just this page).
+
+        Whoosh's own grouping rebuilds a docnum -> values table for each query; the table is
+        built once per open Archive here, so a site build or a server pays for it once.
+        """
+        query = parsed if filter_query is None else wq.And([parsed, filter_query])
+        reader = self.searcher.reader()
+        matched = [d for d in self.searcher.docs_for_query(query)
+                   if not reader.has_deletions() or not reader.is_deleted(d)]
         out: dict[str, tuple[FacetCount, ...]] = {}
         for name in FACET_FIELDS:
-            groups = results.groups(name)
-            counts = [(key, docs) for key, docs in groups.items() if key is not None]
-            counts.sort(key=lambda kv: (-len(kv[1]), str(kv[0])))
-            out[name] = tuple(FacetCount(self._display(name, str(key), docs[0]), str(key),
-                                         len(docs)) for key, docs in counts)
+            values = self._facet_table(name)
+            counts: dict[str, int] = {}
+            for docnum in matched:
+                for key in values.get(docnum, ()):
+                    counts[key] = counts.get(key, 0) + 1
+            ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            out[name] = tuple(FacetCount(self._display(name, key), key, count)
+                              for key, count in ranked)
         return out
 
-    def _display(self, name: str, key: str, docnum: int) -> str:
+    def _facet_table(self, name: str) -> dict[int, list[str]]:
+        """docnum -> the facet terms of that document, read once from the postings."""
+        if name not in self._facet_tables:
+            reader = self.searcher.reader()
+            table: dict[int, list[str]] = {}
+            for term in reader.lexicon(name):
+                key = term.decode("utf-8")
+                for docnum in reader.postings(name, term).all_ids():
+                    table.setdefault(docnum, []).append(key)
+            self._facet_tables[name] = table
+        return self._facet_tables[name]
+
+    def _display(self, name: str, key: str) -> str:
         """The stored spelling of a facet term ("Lebanon" for the term "lebanon")."""
-        stored = self.searcher.stored_fields(docnum).get(name, "")
-        for value in store._split_list(stored) if name != "year" else [stored]:
-            if value.lower() == key:
-                return value
-        return key
+        if (name, key) not in self._displays:
+            self._displays[(name, key)] = key
+            docnum = next(iter(self.searcher.docs_for_query(wq.Term(name, key))), None)
+            stored = self.searcher.stored_fields(docnum).get(name, "") if docnum is not None \
+                else ""
+            for value in store._split_list(stored) if name != "year" else [stored]:
+                if value.lower() == key:
+                    self._displays[(name, key)] = value
+                    break
+        return self._displays[(name, key)]
 
     def _suggest(self, parsed: wq.Query, text: str) -> str | None:
         try:

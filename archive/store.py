@@ -87,7 +87,7 @@ def build_schema() -> fields.Schema:
         url=fields.ID(stored=True),
         language=fields.ID(stored=True),
         external_id=fields.ID(stored=True),
-        cluster=fields.ID(stored=True),
+        cluster=fields.ID(stored=True, sortable=True),  # a column: collapsing reads it per hit
         dateline=fields.STORED(),
         credits=fields.STORED(),
         content_hash=fields.STORED(),
@@ -286,11 +286,30 @@ def missing_segment_files(folder: Path, toc: TOC) -> list[str]:
             except OSError:
                 missing.append(name)
                 continue
-            if size < 12:  # the compound header alone is 12 bytes
+            if size < 12 or not _compound_whole(folder / name, size):
                 missing.append(name)
         elif not any(n.startswith(segment.segment_id() + ".") for n in os.listdir(folder)):
             missing.append(segment.segment_id() + ".*")
     return missing
+
+
+def _compound_whole(path: Path, size: int) -> bool:
+    """Whether a compound segment file is as long as its own directory says (its header
+    points at the directory, written last, which lists every part's offset and length)."""
+    from whoosh.filedb.compound import CompoundStorage
+
+    try:
+        compound = CompoundStorage(FileStorage(str(path.parent)).open_file(path.name),
+                                   use_mmap=False)
+    except Exception:  # the header points past the end, or the directory is garbled
+        return False
+    try:
+        parts = compound._dir.values()
+        return all(part["offset"] + part["length"] <= size for part in parts)
+    except Exception:
+        return False
+    finally:
+        compound.close()
 
 
 def exists(folder: Path) -> bool:
@@ -307,20 +326,30 @@ def open_index(folder: Path) -> index.Index:
     if not generations:
         raise IndexMissing(folder)
     storage = DurableStorage(str(folder))
-    first_problem = ""
-    for gen in generations:
-        try:
-            toc = TOC.read(storage, INDEX_NAME, gen=gen)
-            missing = missing_segment_files(folder, toc)
-        except Exception as exc:  # a truncated or garbled TOC: Whoosh raises assorted types
-            missing, problem = [], f"_{INDEX_NAME}_{gen}.toc unreadable: {exc!r}"
-        else:
-            problem = f"missing or truncated: {', '.join(missing)}" if missing else ""
-        if not problem:
-            if gen == generations[0]:
-                return FileIndex(storage, indexname=INDEX_NAME)
-            return _PinnedIndex(storage, gen, [g for g in generations if g > gen])
-        first_problem = first_problem or problem
+    for _attempt in range(20):
+        first_problem = ""
+        for gen in generations:
+            try:
+                toc = TOC.read(storage, INDEX_NAME, gen=gen)
+                missing = missing_segment_files(folder, toc)
+            except Exception as exc:  # a truncated or garbled TOC: Whoosh raises assorted types
+                problem = f"_{INDEX_NAME}_{gen}.toc unreadable: {exc!r}"
+            else:
+                problem = f"missing or truncated: {', '.join(missing)}" if missing else ""
+            if not problem and gen != generations[0]:
+                return _PinnedIndex(storage, gen, [g for g in generations if g > gen])
+            if not problem:
+                try:
+                    return FileIndex(storage, indexname=INDEX_NAME)
+                except OSError as exc:  # its TOC replaced by a newer one just now
+                    problem = f"_{INDEX_NAME}_{gen}.toc vanished: {exc!r}"
+            first_problem = first_problem or problem
+        # A writer committing meanwhile deletes the files of the generation we were reading
+        # (after its new TOC is in place): look again rather than report damage.
+        now = toc_generations(folder)
+        if now == generations:
+            break
+        generations = now or generations
     raise IndexDamaged(folder, first_problem)
 
 

@@ -34,18 +34,20 @@ class OutputFolder:
             raise UnsafePath(f"refusing to write outside the site folder: {relative!r}")
         data = content.encode("utf-8") if isinstance(content, str) else content
         target = self.root / relative
+        first_time = relative not in self.produced  # a later write of a path replaces it
         self.produced.add(relative)
-        self.bytes_total += len(data)
+        if first_time:
+            self.bytes_total += len(data)
         try:
             if target.stat().st_size == len(data) and target.read_bytes() == data:
-                self.unchanged += 1
+                self.unchanged += first_time
                 return False
         except FileNotFoundError:
             target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.tmp")
         tmp.write_bytes(data)
         os.replace(tmp, target)
-        self.written += 1
+        self.written += first_time
         return True
 
     def remove_stale(self, previous: set[str]) -> int:

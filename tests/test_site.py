@@ -1,0 +1,217 @@
+"""The static-site builder: page set, permalinks, escaping, pagination, feeds, themes,
+and incremental rebuilds, on real indexes built in temp folders."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import feedparser
+import pytest
+from click.testing import CliRunner
+
+from archive.cli import main
+from archive.site import urls
+from archive.site.builder import SiteConfig, build_site
+from archive.site.files import OutputFolder, UnsafePath
+
+ATOM = "{http://www.w3.org/2005/Atom}"
+
+ARTICLES = {
+    "volcano.txt": "Volcano erupts near village\n\nA volcano erupted on March 3, 2015, "
+                   "forcing villagers to flee.\n\nAP",
+    "cocoa.txt": "Cocoa prices climb\n\nCocoa prices rose on April 9, 2015 as rains "
+                 "failed in the Ivory Coast.\n\nReuters",
+    "hostile.txt": "Alert <script>alert(1)</script> headline\n\nThe body mentions "
+                   "<img src=x onerror=alert(2)> and a \"quoted\" & ampersand on "
+                   "May 1, 2015.\n\nReuters",
+    "undated.txt": "Timeless story\n\nNothing in this text says when it was written.\n\nAP",
+}
+
+
+def index_folder(tmp_path: Path, articles: dict[str, str]) -> Path:
+    news = tmp_path / "news"
+    news.mkdir(exist_ok=True)
+    for name, text in articles.items():
+        (news / name).write_text(text, "utf-8")
+    index = tmp_path / "index"
+    result = CliRunner().invoke(main, ["index", str(news), "--index", str(index)])
+    assert result.exit_code == 0, result.output
+    return index
+
+
+@pytest.fixture()
+def built(tmp_path: Path) -> tuple[Path, Path]:
+    index = index_folder(tmp_path, ARTICLES)
+    out = tmp_path / "site"
+    build_site(index, out, SiteConfig(page_size=2, base_url="https://news.example/"))
+    return index, out
+
+
+def article_pages(out: Path) -> list[Path]:
+    """Pages at YYYY/MM/DD/slug/ or undated/slug/ (not the dates/ browse pages)."""
+    return [p for p in out.rglob("index.html")
+            if p.relative_to(out).parts[0].isdigit() or p.relative_to(out).parts[0] == "undated"]
+
+
+def test_every_article_has_a_permalink_page(built: tuple[Path, Path]) -> None:
+    _, out = built
+    page = out / "2015/03/03"
+    [volcano] = list(page.glob("volcano-erupts-near-village-*/index.html"))
+    html = volcano.read_text("utf-8")
+    assert "<h1>Volcano erupts near village</h1>" in html
+    assert "3 March 2015" in html and "(date inferred)" in html
+    assert len(article_pages(out)) == 4
+    assert list((out / "undated").glob("timeless-story-*/index.html"))
+
+
+def test_browse_pages_exist_with_titles_and_canonical_urls(built: tuple[Path, Path]) -> None:
+    _, out = built
+    for path in ("index.html", "dates/index.html", "dates/2015/index.html",
+                 "dates/2015/03/index.html", "sources/index.html", "sources/reuters/index.html",
+                 "sources/ap/index.html", "places/index.html", "topics/index.html",
+                 "search/index.html", "404.html", "dates/undated/index.html"):
+        html = (out / path).read_text("utf-8")
+        assert "<title>" in html and 'lang="en"' in html, path
+    home = (out / "index.html").read_text("utf-8")
+    assert '<link rel="canonical" href="https://news.example/">' in home
+    assert "<svg" in home  # the per-month chart is drawn at build time
+    assert (out / "robots.txt").read_text().strip().endswith("https://news.example/sitemap.xml")
+
+
+def test_article_text_is_escaped(built: tuple[Path, Path]) -> None:
+    _, out = built
+    [page] = list(out.glob("2015/05/01/*/index.html"))
+    html = page.read_text("utf-8")
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img src=x onerror" not in html
+    assert "&lt;img src=x onerror=alert(2)&gt;" in html
+
+
+def test_lists_are_newest_first(built: tuple[Path, Path]) -> None:
+    _, out = built
+    reuters = (out / "sources/reuters/index.html").read_text("utf-8")
+    assert "2 articles" in reuters
+    assert reuters.index("Alert") < reuters.index("Cocoa prices climb")  # May before April
+    month = (out / "dates/2015/05/index.html").read_text("utf-8")
+    assert "Alert" in month and "Cocoa" not in month
+
+
+def test_pagination_links(tmp_path: Path) -> None:
+    many = {f"story{n}.txt": f"Story number {n}\n\nIt happened on June {n}, 2016.\n\nAP"
+            for n in range(1, 6)}
+    index = index_folder(tmp_path, many)
+    out = tmp_path / "site"
+    build_site(index, out, SiteConfig(page_size=2))
+    first = (out / "sources/ap/index.html").read_text("utf-8")
+    assert "page 1 of 3" in first and 'rel="next" href="../../sources/ap/page/2/index.html"' in first
+    third = (out / "sources/ap/page/3/index.html").read_text("utf-8")
+    assert 'rel="prev"' in third and 'rel="next"' not in third
+    assert "Story number 1" in third  # oldest last
+
+
+def test_feeds_are_valid_atom(built: tuple[Path, Path]) -> None:
+    _, out = built
+    for feed_path in ("feed.xml", "sources/reuters/feed.xml"):
+        root = ET.parse(out / feed_path).getroot()
+        assert root.tag == f"{ATOM}feed"
+        for name in ("id", "title", "updated"):
+            assert root.find(f"{ATOM}{name}") is not None
+        entries = root.findall(f"{ATOM}entry")
+        assert entries
+        for entry in entries:
+            for name in ("id", "title", "updated"):
+                assert entry.find(f"{ATOM}{name}").text, name
+        parsed = feedparser.parse((out / feed_path).read_bytes())
+        assert not parsed.bozo, parsed.get("bozo_exception")
+    titles = [e.title for e in feedparser.parse((out / "feed.xml").read_bytes()).entries]
+    assert "Alert <script>alert(1)</script> headline" in titles  # escaped in XML, intact text
+
+
+def test_sitemap_lists_articles(built: tuple[Path, Path]) -> None:
+    _, out = built
+    root = ET.parse(out / "sitemap.xml").getroot()
+    locs = [e.text for e in root.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")]
+    assert any("/2015/03/03/volcano-erupts-near-village-" in loc for loc in locs)
+    assert all(loc.startswith("https://news.example/") for loc in locs)
+
+
+def test_unchanged_rebuild_rewrites_nothing(built: tuple[Path, Path]) -> None:
+    index, out = built
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    report = build_site(index, out, SiteConfig(page_size=2, base_url="https://news.example/"))
+    assert report.skipped and report.written == 0
+    after = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_forced_rebuild_of_unchanged_index_writes_no_file(built: tuple[Path, Path]) -> None:
+    index, out = built
+    report = build_site(index, out, SiteConfig(page_size=2, base_url="https://news.example/"),
+                        force=True)
+    assert not report.skipped and report.written == 0 and report.unchanged == report.pages
+
+
+def test_added_article_rewrites_only_pages_it_appears_on(tmp_path: Path) -> None:
+    index = index_folder(tmp_path, ARTICLES)
+    out = tmp_path / "site"
+    config = SiteConfig(page_size=50)
+    build_site(index, out, config)
+    volcano = next(out.glob("2015/03/03/*/index.html"))
+    untouched = volcano.stat().st_mtime_ns
+    index_folder(tmp_path, {"flood.txt": "Floods hit the coast\n\nHeavy rain on "
+                                         "January 5, 2014 flooded towns.\n\nBBC"})
+    report = build_site(index, out, config)
+    assert list(out.glob("2014/01/05/floods-hit-the-coast-*/index.html"))
+    assert (out / "sources/bbc/index.html").is_file()
+    assert 0 < report.written < report.pages
+    assert volcano.stat().st_mtime_ns == untouched
+
+
+def test_removed_article_page_is_deleted(tmp_path: Path) -> None:
+    index = index_folder(tmp_path, ARTICLES)
+    out = tmp_path / "site"
+    build_site(index, out)
+    assert list(out.glob("2015/03/03/*/index.html"))
+    (tmp_path / "news" / "volcano.txt").unlink()
+    index_folder(tmp_path, {})
+    report = build_site(index, out)
+    assert report.removed >= 1
+    assert not list(out.glob("2015/03/03/*/index.html"))
+
+
+def test_user_theme_overrides_a_template_by_name(tmp_path: Path) -> None:
+    index = index_folder(tmp_path, ARTICLES)
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    (theme / "404.html").write_text('{% extends "base.html" %}{% block main %}'
+                                    "<h1>Lost at sea</h1>{% endblock %}", "utf-8")
+    out = tmp_path / "site"
+    result = CliRunner().invoke(main, ["site", "--index", str(index), "--out", str(out),
+                                       "--templates", str(theme)])
+    assert result.exit_code == 0, result.output
+    assert "Lost at sea" in (out / "404.html").read_text("utf-8")
+    assert "Volcano" in (out / "index.html").read_text("utf-8")  # the rest is built in
+
+
+def test_output_folder_refuses_paths_outside_it(tmp_path: Path) -> None:
+    folder = OutputFolder(tmp_path / "site")
+    for bad in ("../escape.html", "/etc/passwd", "a/../../b", ""):
+        with pytest.raises(UnsafePath):
+            folder.write(bad, "x")
+    assert not (tmp_path / "escape.html").exists()
+
+
+def test_permalinks_are_safe_for_any_title() -> None:
+    from datetime import datetime
+    path = urls.article_path("x-../../etc-abc123", "../../etc/passwd <b>", datetime(2020, 1, 2))
+    assert urls.is_safe(path) and ".." not in path
+    assert path.startswith("2020/01/02/etc-passwd-b-")
+
+
+def test_site_command_without_index_says_so(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["site", "--index", str(tmp_path / "none"),
+                                       "--out", str(tmp_path / "site")])
+    assert result.exit_code == 1
+    assert "archive index" in result.output
