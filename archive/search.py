@@ -37,6 +37,21 @@ class QueryError(Exception):
     """A query the archive cannot run; the message is one line, fit for a user."""
 
 
+#: Longest query accepted: far beyond any typed query, short enough to answer in well under
+#: a second (Whoosh's parser and spelling suggester are superlinear in the worst case).
+MAX_QUERY_CHARS = 2000
+#: Largest edit distance of a fuzzy term (``word~N``): beyond 2 nearly every word matches
+#: and Whoosh's automaton takes seconds.
+MAX_FUZZY_DISTANCE = 2
+#: Words longer than this get no spelling suggestion (the suggester is quadratic in length).
+_MAX_SUGGEST_WORD = 40
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """A query quoted for an error message: escaped (one line) and cut short."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text):,} characters)"
+
+
 @dataclass(frozen=True)
 class Segment:
     """A piece of a snippet; ``match`` marks a query term to highlight."""
@@ -220,6 +235,10 @@ class Archive:
                                           group=qparser.AndGroup)
         parser.remove_plugin_class(qparser.FieldsPlugin)
         parser.add_plugin(qparser.FieldsPlugin(remove_unknown=False))
+        # -word excludes (only at the start of a word, so "al-assad" stays one word). No
+        # +word: Whoosh would make every unmarked word optional, and words are ANDed here.
+        parser.add_plugin(qparser.PlusMinusPlugin(plusexpr=r"(?!)",
+                                                  minusexpr=r"(?:^|(?<=[\s(]))-(?=\S)"))
         parser.add_plugin(_FuzzyTermPlugin())
         parser.add_plugin(qparser.GtLtPlugin())
         parser.add_plugin(DateParserPlugin(callback=self._bad_date))
@@ -227,30 +246,38 @@ class Archive:
 
     @staticmethod
     def _bad_date(text: str) -> None:
-        raise QueryError(f"cannot read {text!r} as a date: use e.g. date:2017, date:2017-08, "
+        raise QueryError(f"cannot read {_shown(text)} as a date: use e.g. date:2017, date:2017-08, "
                          "date:[2017-08-01 to 2017-08-31] or date:>2017-01-01")
 
     def parse(self, text: str) -> wq.Query:
         """Parse a user query; raise QueryError with a one-line reason if it cannot run."""
+        if len(text) > MAX_QUERY_CHARS:
+            raise QueryError(f"query too long ({len(text):,} characters; the limit is "
+                             f"{MAX_QUERY_CHARS:,})")
         if not text.strip():
             return wq.Every()
         try:
             parsed = self.parser.parse(normalise_dates(text))
+            self._check(parsed, text)
+            return _keyword_phrases_as_terms(parsed)
         except QueryError:
             raise
-        except Exception as exc:  # Whoosh raises assorted types for malformed input
-            raise QueryError(f"cannot parse query {text!r}: {exc}") from None
-        self._check(parsed, text)
-        return _keyword_phrases_as_terms(parsed)
+        except Exception as exc:  # Whoosh raises assorted types (RecursionError too)
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise QueryError(f"cannot parse query {_shown(text)}: {reason}") from None
 
     def _check(self, parsed: wq.Query, text: str) -> None:
         for leaf in parsed.leaves() if parsed.children() else [parsed]:
             name = getattr(leaf, "fieldname", None)
             if name and name not in QUERY_FIELDS and not name.startswith("spell_"):
                 known = ", ".join(QUERY_FIELDS)
-                raise QueryError(f"unknown field {name!r} in query {text!r} (fields: {known})")
+                raise QueryError(f"unknown field {name!r} in query {_shown(text)} "
+                                 f"(fields: {known})")
             if type(leaf).__name__ == "ErrorQuery":
-                raise QueryError(f"cannot parse query {text!r}")
+                raise QueryError(f"cannot parse query {_shown(text)}")
+            if isinstance(leaf, wq.FuzzyTerm) and leaf.maxdist > MAX_FUZZY_DISTANCE:
+                raise QueryError(f"fuzzy distance ~{leaf.maxdist} is too large in "
+                                 f"{_shown(text)}: use ~1 or ~{MAX_FUZZY_DISTANCE}")
 
     # -- searching ---------------------------------------------------------------------------
 
@@ -275,7 +302,8 @@ class Archive:
                 filter=filter_query, terms=True,
                 collapse=None if all_copies else "cluster", collapse_limit=1)
         except Exception as exc:  # e.g. a phrase on a field without positions
-            raise QueryError(f"cannot run query {text!r}: {exc}") from None
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise QueryError(f"cannot run query {_shown(text)}: {reason}") from None
         results.fragmenter = highlight.ContextFragmenter(maxchars=snippet_chars, surround=60)
         results.formatter = _SegmentFormatter()
         start = (page - 1) * page_size
@@ -356,6 +384,8 @@ class Archive:
         return self._displays[(name, key)]
 
     def _suggest(self, parsed: wq.Query, text: str) -> str | None:
+        if any(len(word) > _MAX_SUGGEST_WORD for word in text.split()):
+            return None
         try:
             correction = self.searcher.correct_query(parsed, text)
         except Exception:  # suggestions are a courtesy; never fail a search over one

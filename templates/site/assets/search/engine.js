@@ -1,0 +1,655 @@
+// The site's search engine: the CLI's query language answered from the static bundle that
+// archive/site/static_search.py writes. A classic script (not a module) so it also runs from
+// file://; it defines `ArchiveSearch` and needs `ArchiveAnalysis` (analysis-classic.js).
+// archive/site/static_search_reference.py is the specification: same parse, same scores (sums
+// run left to right in float64), same order (score, then article number).
+(function (root) {
+  "use strict";
+
+  class QueryError extends Error {}
+
+  // --- bundle loading: every file is a script calling __archiveBundle(name, data) -----------
+
+  /** A loader that injects <script> elements: works over http:// and file:// alike. */
+  function scriptLoader(base) {
+    const waiting = new Map();
+    const previous = root.__archiveBundle;
+    root.__archiveBundle = (name, data) => {
+      const w = waiting.get(name);
+      if (w) { waiting.delete(name); w.resolve(data); }
+      else if (previous) previous(name, data);
+    };
+    return (name) => new Promise((resolve, reject) => {
+      waiting.set(name, { resolve, reject });
+      const s = document.createElement("script");
+      s.src = base + name + ".js";
+      // A script runs before its load event, so by then the callback has resolved us.
+      s.onload = () => { s.remove(); if (waiting.delete(name)) reject(new Error(`bad bundle file ${name}`)); };
+      s.onerror = () => { s.remove(); waiting.delete(name); reject(new Error(`cannot load ${name}`)); };
+      document.head.appendChild(s);
+    });
+  }
+
+  /** Wraps a loader with a cache and a byte/request tally (the bench reads it). */
+  function cached(load) {
+    const files = new Map();
+    const get = (name) => {
+      let p = files.get(name);
+      if (!p) {
+        p = load(name);
+        files.set(name, p);
+        p.catch(() => files.delete(name)); // a failed file may be retried later
+        get.requests.push(name);
+      }
+      return p;
+    };
+    get.requests = [];
+    return get;
+  }
+
+  // --- small decoders (mirrors of the Python encoders) ---------------------------------------
+
+  function bytesOf(b64) {
+    const s = atob(b64);
+    const out = new Uint8Array(s.length);
+    for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+    return out;
+  }
+
+  /** Reads `count` varints from `data` at `pos`; returns [values, pos]. */
+  function varints(data, count, pos = 0) {
+    const out = new Array(count);
+    for (let k = 0; k < count; k++) {
+      let v = 0, shift = 0, b;
+      do { b = data[pos++]; v += (b & 0x7f) * 2 ** shift; shift += 7; } while (b >= 0x80);
+      out[k] = v;
+    }
+    return [out, pos];
+  }
+
+  /** Delta-coded article numbers (the first is stored + 1), as absolute numbers. */
+  function undelta(deltas) {
+    let last = -1;
+    for (let i = 0; i < deltas.length; i++) deltas[i] = last += deltas[i];
+    return deltas;
+  }
+
+  function fnv1a(text) {
+    let h = 0x811c9dc5;
+    for (const b of new TextEncoder().encode(text)) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+    return h;
+  }
+
+  // --- query parsing (static_search_reference.py: tokenize_query, _Parser) ------------------
+
+  const FIELDS = ["source", "place", "topic", "date", "year"];
+  const WORD_END = /[\s()"]/g;
+  const FIELD = /([A-Za-z_]+):/y;
+  const DATE = /^(\d{4})(?:[-/.]?(\d{1,2})(?:[-/.]?(\d{1,2}))?)?$/;
+  const isSpace = (c) => /\s/.test(c);
+
+  function wordEnd(text, i) {
+    WORD_END.lastIndex = i;
+    const m = WORD_END.exec(text);
+    return m ? m.index : text.length;
+  }
+
+  function tokenizeQuery(text) {
+    const tokens = [];
+    const n = text.length;
+    let i = 0;
+    while (i < n) {
+      const c = text[i];
+      if (isSpace(c)) i++;
+      else if (c === "(" || c === ")") { tokens.push({ kind: c }); i++; }
+      else if (c === '"') {
+        let end = text.indexOf('"', i + 1);
+        if (end < 0) end = n;
+        tokens.push({ kind: "phrase", text: text.slice(i + 1, end) });
+        i = end + 1;
+        if (i < n && text[i] === "~") {
+          throw new QueryError('proximity searches ("..."~N) are not supported here; use a plain "phrase"');
+        }
+      } else if ((c === "-" || c === "+") && i + 1 < n && !isSpace(text[i + 1])) {
+        if (c === "-") tokens.push({ kind: "neg" });
+        i++;
+      } else {
+        FIELD.lastIndex = i;
+        const m = FIELD.exec(text);
+        if (m && FIELD.lastIndex < n && !isSpace(text[FIELD.lastIndex])) {
+          i = fieldToken(text, m[1].toLowerCase(), FIELD.lastIndex, tokens);
+        } else {
+          const j = wordEnd(text, i);
+          const word = text.slice(i, j);
+          i = j;
+          tokens.push(word === "AND" || word === "OR" || word === "NOT"
+            ? { kind: "op", text: word } : { kind: "word", text: checkWord(word) });
+        }
+      }
+    }
+    return tokens;
+  }
+
+  function fieldToken(text, name, i, tokens) {
+    const n = text.length;
+    let value;
+    if (text[i] === '"' || text[i] === "[") {
+      const close = text[i] === '"' ? '"' : "]";
+      let end = text.indexOf(close, i + 1);
+      if (end < 0) end = n;
+      value = close === '"' ? text.slice(i + 1, end) : text.slice(i, end + 1);
+      i = end + 1;
+    } else {
+      const j = wordEnd(text, i);
+      value = text.slice(i, j);
+      i = j;
+    }
+    if (!FIELDS.includes(name)) {
+      throw new QueryError(`the site search has no ${name}: field; use source:, place:, topic: or date:`);
+    }
+    tokens.push({ kind: "field", text: value, name });
+    return i;
+  }
+
+  function checkWord(word) {
+    if (word.includes("*") || word.includes("?")) throw new QueryError(`wildcards (${word}) are not supported here; type whole words`);
+    if (/~\d*$/.test(word)) throw new QueryError(`fuzzy terms (${word}) are not supported here; check the spelling`);
+    if (word.includes("^")) throw new QueryError(`boosts (${word}) are not supported here`);
+    return word;
+  }
+
+  function group(op, kids) {
+    const kept = kids.filter((k) => k !== null);
+    if (!kept.length) return null;
+    return kept.length === 1 ? kept[0] : { op, kids: kept };
+  }
+
+  const analyze = (text) => root.ArchiveAnalysis.analyze(text);
+
+  function phrase(text) {
+    const stems = analyze(text);
+    if (!stems.length) return null;
+    if (stems.length === 1) return { op: "term", key: stems[0] };
+    return { op: "phrase", keys: stems.slice(1).map((b, i) => `${stems[i]} ${b}`) };
+  }
+
+  function field(name, value) {
+    if (name === "date" || name === "year") {
+      const [lo, hi] = parseDateRange(value);
+      return { op: "date", lo, hi };
+    }
+    return { op: "facet", facet: name, key: value.trim().toLowerCase() };
+  }
+
+  /** Recursive descent with Whoosh's precedence: NOT > AND > OR > adjacency. */
+  class Parser {
+    constructor(tokens) { this.tokens = tokens; this.pos = 0; }
+    peek() { return this.pos < this.tokens.length ? this.tokens[this.pos] : null; }
+    take() { return this.tokens[this.pos++]; }
+    sequence(nested) {
+      const kids = [];
+      let t;
+      while ((t = this.peek()) !== null) {
+        if (t.kind === ")") {
+          if (nested) break;
+          this.take(); // a stray ")" is ignored
+          continue;
+        }
+        if (t.kind === "op" && (t.text === "AND" || t.text === "OR")) { this.take(); continue; }
+        kids.push(this.disjunction());
+      }
+      return group("and", kids);
+    }
+    disjunction() {
+      const kids = [this.conjunction()];
+      while (this.op("OR")) kids.push(this.conjunction());
+      return group("or", kids);
+    }
+    conjunction() {
+      const kids = [this.unary()];
+      while (this.op("AND")) kids.push(this.unary());
+      return group("and", kids);
+    }
+    op(name) {
+      const t = this.peek();
+      const next = this.pos + 1 < this.tokens.length ? this.tokens[this.pos + 1] : null;
+      if (t && t.kind === "op" && t.text === name && next && next.kind !== ")" &&
+          !(next.kind === "op" && (next.text === "AND" || next.text === "OR"))) {
+        this.take();
+        return true;
+      }
+      return false;
+    }
+    unary() {
+      const t = this.peek();
+      if (t === null) return null;
+      if (t.kind === "neg" || (t.kind === "op" && t.text === "NOT")) {
+        this.take();
+        const kid = this.unary();
+        return kid === null ? null : { op: "not", kid };
+      }
+      return this.primary();
+    }
+    primary() {
+      const t = this.take();
+      if (t.kind === "(") {
+        const inner = this.sequence(true);
+        if (this.peek() && this.peek().kind === ")") this.take();
+        return inner;
+      }
+      if (t.kind === "phrase") return phrase(t.text);
+      if (t.kind === "field") return field(t.name, t.text);
+      if (t.kind === "word") return group("and", analyze(t.text).map((key) => ({ op: "term", key })));
+      return null;
+    }
+  }
+
+  const daysIn = (y, m) => new Date(Date.UTC(y, m, 0)).getUTCDate();
+
+  function day(text, end) {
+    const m = DATE.exec(text.trim());
+    if (!m) {
+      throw new QueryError(`cannot read '${text}' as a date: use e.g. date:2017, date:2017-08, ` +
+        "date:[2017-08-01 to 2017-08-31] or date:>2017-01-01");
+    }
+    const y = parseInt(m[1], 10);
+    if (m[2] === undefined) return y * 10000 + (end ? 1231 : 101);
+    const mo = parseInt(m[2], 10);
+    if (mo < 1 || mo > 12) throw new QueryError(`bad month in date '${text}'`);
+    if (m[3] === undefined) return y * 10000 + mo * 100 + (end ? daysIn(y, mo) : 1);
+    const d = parseInt(m[3], 10);
+    if (d < 1 || d > daysIn(y, mo)) throw new QueryError(`bad day in date '${text}'`);
+    return y * 10000 + mo * 100 + d;
+  }
+
+  /** Inclusive [first day, last day] as YYYYMMDD; >X starts at X's start, <X ends at X's end. */
+  function parseDateRange(value) {
+    value = value.trim();
+    if (value.startsWith("[")) {
+      const inner = value.replace(/^\[+|\]+$/g, "").trim();
+      const parts = inner.split(/\s+to\s+|^to\s+|\s+to$/i);
+      if (parts.length !== 2) throw new QueryError(`cannot read date range '${value}': use [2017-01 to 2017-06]`);
+      return [parts[0].trim() ? day(parts[0], false) : 0, parts[1].trim() ? day(parts[1], true) : 99999999];
+    }
+    if (value.startsWith(">")) return [day(value.replace(/^[>=]+/, ""), false), 99999999];
+    if (value.startsWith("<")) return [0, day(value.replace(/^[<=]+/, ""), true)];
+    return [day(value, false), day(value, true)];
+  }
+
+  /** The query tree, or null when nothing is left to search (e.g. only stop words). */
+  function parseQuery(text) {
+    if (!text.trim()) return { op: "all" };
+    return new Parser(tokenizeQuery(text)).sequence(false);
+  }
+
+  function filterNodes(filters) {
+    const out = [];
+    for (const name of ["source", "place", "topic", "year"]) {
+      if (filters && filters[name]) out.push(field(name === "year" ? "date" : name, filters[name]));
+    }
+    return out;
+  }
+
+  // --- evaluation with bounds -----------------------------------------------------------------
+  // A leaf knows some articles exactly (`known`: number -> score); if it is not `complete`, any
+  // other article may still match it with a score of at most `bound`. Evaluating a node for an
+  // article gives [status, lo, hi] with status YES / MAYBE / NO, so the search can stop as soon
+  // as no uncertain article could reach the page being shown.
+
+  const NO = 0, MAYBE = 1, YES = 2;
+
+  function evalNode(node, n) {
+    switch (node.op) {
+      case "leaf": {
+        const s = node.known.get(n);
+        if (s !== undefined) return [YES, s, s];
+        return node.complete ? [NO, 0, 0] : [MAYBE, 0, node.bound];
+      }
+      case "range":
+        return n >= node.from && n < node.to ? [YES, 0, 0] : [NO, 0, 0];
+      case "not": {
+        const [st] = evalNode(node.kid, n);
+        return [st === YES ? NO : st === NO ? YES : MAYBE, 0, 0];
+      }
+      case "and": {
+        let st = YES, lo = 0, hi = 0;
+        for (const kid of node.kids) {
+          const r = evalNode(kid, n);
+          if (r[0] === NO) return [NO, 0, 0];
+          if (r[0] === MAYBE) st = MAYBE;
+          lo += r[1]; hi += r[2];
+        }
+        return [st, lo, hi];
+      }
+      default: { // or: the score is the sum of the kids that match
+        let st = NO, lo = 0, hi = 0;
+        for (const kid of node.kids) {
+          const r = evalNode(kid, n);
+          if (r[0] === YES) { st = YES; lo += r[1]; hi += r[2]; }
+          else if (r[0] === MAYBE) { if (st === NO) st = MAYBE; hi += r[2]; }
+        }
+        return [st, lo, hi];
+      }
+    }
+  }
+
+  /** The same for an article no leaf has seen yet (-1 is in no range and no known set). */
+  const evalUnseen = (node) => evalNode(node, -1);
+
+  function leaves(node, out = []) {
+    if (node.op === "leaf" || node.op === "range") out.push(node);
+    else if (node.op === "not") leaves(node.kid, out);
+    else if (node.kids) node.kids.forEach((k) => leaves(k, out));
+    return out;
+  }
+
+  // --- the engine ---------------------------------------------------------------------------
+
+  class Engine {
+    /** `load(name)` resolves a bundle file's data; default: script elements under `base`. */
+    constructor(load) {
+      this.load = cached(load);
+      this.lists = new Map();
+      this.meta = null;
+    }
+
+    async init() {
+      if (!this.meta) {
+        this.meta = await this.load("meta");
+        this.dayKeys = this.meta.days.map((d) => d[0]);
+        this.dayFirsts = this.meta.days.map((d) => d[1]);
+      }
+      return this.meta;
+    }
+
+    /** A term's ("t") or pair's ("p") posting list as a leaf, its head loaded. */
+    async list(ns, key) {
+      const id = ns + " " + key;
+      if (!this.lists.has(id)) this.lists.set(id, this.openList(ns, key));
+      return this.lists.get(id);
+    }
+
+    async openList(ns, key) {
+      const shard = fnv1a(key) % this.meta.shards[ns];
+      const rows = await this.load(`${ns}/${shard}`);
+      const index = rows.findIndex((r) => r[0] === key);
+      const leaf = { op: "leaf", known: new Map(), complete: true, bound: 0, tiers: [], next: 0 };
+      if (index < 0) return leaf;
+      const [, df, top, head, tiers = []] = rows[index];
+      Object.assign(leaf, { ns, shard, index, top, tiers });
+      this.addPostings(leaf, head, df - tiers.reduce((a, t) => a + t[0], 0));
+      this.setBound(leaf);
+      return leaf;
+    }
+
+    addPostings(leaf, b64, count) {
+      const data = bytesOf(b64);
+      const [deltas, pos] = varints(data, count);
+      const numbers = undelta(deltas);
+      for (let i = 0; i < count; i++) leaf.known.set(numbers[i], data[pos + i] * leaf.top / 255);
+    }
+
+    setBound(leaf) {
+      const tier = leaf.tiers[leaf.next];
+      leaf.complete = !tier;
+      leaf.bound = tier ? tier[1] * leaf.top / 255 : 0;
+    }
+
+    /** Fetch the leaf's next tail tier (postings of lower scores). */
+    async more(leaf) {
+      const t = leaf.next;
+      const data = await this.load(`${leaf.ns}/${leaf.shard}-${leaf.index}-${t + 1}`);
+      if (leaf.next !== t) return; // another caller got there first
+      this.addPostings(leaf, data, leaf.tiers[t][0]);
+      leaf.next = t + 1;
+      this.setBound(leaf);
+    }
+
+    async completeLeaf(leaf) {
+      if (leaf.complete || leaf.op !== "leaf") return;
+      const pending = [];
+      for (let t = leaf.next; t < leaf.tiers.length; t++) {
+        pending.push(this.load(`${leaf.ns}/${leaf.shard}-${leaf.index}-${t + 1}`));
+      }
+      await Promise.all(pending);
+      while (!leaf.complete) await this.more(leaf);
+    }
+
+    async facetLeaf(facet, key) {
+      const values = this.meta.facets[facet] || [];
+      const i = values.findIndex((v) => v[0] === key);
+      const leaf = { op: "leaf", known: new Map(), complete: true, bound: 0, tiers: [], next: 0 };
+      if (i < 0) return leaf;
+      const [deltas] = varints(bytesOf(await this.load(`f/${facet}/${i}`)), values[i][2]);
+      for (const n of undelta(deltas)) leaf.known.set(n, 0);
+      return leaf;
+    }
+
+    /** Article numbers [from, to) dated within [lo, hi] (YYYYMMDD): numbers are date order. */
+    dateRange(lo, hi) {
+      const keys = this.dayKeys, firsts = this.dayFirsts, dated = this.meta.dated;
+      const start = lowerBound(keys, lo), end = upperBound(keys, hi);
+      const from = start < firsts.length ? firsts[start] : dated;
+      const to = end < firsts.length ? firsts[end] : dated;
+      return { op: "range", from, to: Math.max(from, to) };
+    }
+
+    /** Query tree -> evaluation tree with leaves loaded (heads only). */
+    async compile(node) {
+      switch (node.op) {
+        case "term": return this.list("t", node.key);
+        case "phrase": return { op: "and", kids: await Promise.all(node.keys.map((k) => this.list("p", k))) };
+        case "facet": return this.facetLeaf(node.facet, node.key);
+        case "date": return this.dateRange(node.lo, node.hi);
+        case "all": return { op: "range", from: 0, to: this.meta.n };
+        case "not": return { op: "not", kid: await this.compile(node.kid) };
+        default: return { op: node.op, kids: await Promise.all(node.kids.map((k) => this.compile(k))) };
+      }
+    }
+
+    /**
+     * Search. Returns {total, exact, hits: [{n, score}], page, pages, facets?}. Without
+     * `complete`, stops fetching as soon as the requested page is certain (then `exact` may be
+     * false and `total` is a lower bound); with it, reads everything and counts the facets.
+     */
+    async search(text, { sort = "relevance", page = 1, pageSize = 10, filters = {}, complete = false } = {}) {
+      await this.init();
+      let node = parseQuery(text);
+      if (node === null) return { total: 0, exact: true, hits: [], page, pages: 1, stopWordsOnly: true };
+      node = group("and", [node, ...filterNodes(filters)]);
+      const tree = await this.compile(node);
+      const all = leaves(tree).filter((l) => l.op === "leaf");
+      const k = page * pageSize;
+      // Negated leaves, date sorts and exhaustive queries (e.g. "NOT x") need whole lists.
+      const whole = complete || sort !== "relevance" || evalNode(mapLeaves(tree), -1)[0] !== NO;
+      const negated = [];
+      collectNegated(tree, false, negated);
+      await Promise.all((whole ? all : negated).map((l) => this.completeLeaf(l)));
+      for (;;) {
+        const { sure, unsure, hiUnsure } = this.classify(tree, whole);
+        const newest = newestFirst(this.meta.dated);
+        // Relevance ties (all of a filter-only query) go newest first.
+        if (sort === "relevance") sure.sort((a, b) => b[1] - a[1] || newest(a, b));
+        else if (sort === "newest") sure.sort(newest);
+        else sure.sort((a, b) => a[0] - b[0]);
+        const done = unsure === 0 || (sure.length >= k && sure[k - 1][1] > hiUnsure);
+        if (done) {
+          const result = {
+            total: sure.length, exact: unsure === 0, page, pageSize,
+            pages: Math.max(1, Math.ceil(sure.length / pageSize)),
+            hits: sure.slice(k - pageSize, k).map(([n, score]) => ({ n, score })),
+          };
+          if (complete) result.facets = await this.facetCounts(sure);
+          return result;
+        }
+        // Fetch the next tier of the list whose unseen postings could score highest.
+        let best = null;
+        for (const l of all) if (!l.complete && (!best || l.bound > best.bound)) best = l;
+        await this.more(best);
+      }
+    }
+
+    /** Sure hits (matched, exact score) and the best score any unsure article could reach. */
+    classify(tree, whole) {
+      const sure = [];
+      let unsure = 0, hiUnsure = -Infinity;
+      const seen = new Set();
+      const consider = (n) => {
+        const [st, lo, hi] = evalNode(tree, n);
+        if (st === YES && lo === hi) sure.push([n, lo]);
+        else if (st !== NO) { unsure++; if (hi > hiUnsure) hiUnsure = hi; }
+      };
+      if (whole) {
+        for (let n = 0; n < this.meta.n; n++) consider(n);
+        return { sure, unsure, hiUnsure };
+      }
+      for (const l of leaves(tree)) {
+        if (l.op === "range") { for (let n = l.from; n < l.to; n++) if (!seen.has(n)) { seen.add(n); consider(n); } }
+        else for (const n of l.known.keys()) if (!seen.has(n)) { seen.add(n); consider(n); }
+      }
+      const [st, , hi] = evalUnseen(tree);
+      if (st !== NO) { unsure++; if (hi > hiUnsure) hiUnsure = hi; }
+      return { sure, unsure, hiUnsure };
+    }
+
+    /** Filter counts over a complete result set: columns for place/topic/source, days for years. */
+    async facetCounts(sure) {
+      const out = {};
+      const block = this.meta.block;
+      const blocks = [...new Set(sure.map(([n]) => Math.floor(n / block)))];
+      for (const name of ["source", "place", "topic"]) {
+        const cols = new Map();
+        await Promise.all(blocks.map(async (b) => cols.set(b, decodeColumn(await this.load(`c/${name}/${b}`)))));
+        const counts = new Map();
+        for (const [n] of sure) {
+          for (const v of cols.get(Math.floor(n / block))[n % block]) counts.set(v, (counts.get(v) || 0) + 1);
+        }
+        out[name] = listing(this.meta.facets[name], counts);
+      }
+      const years = new Map(this.meta.facets.year.map((y, i) => [y[0], i]));
+      const counts = new Map();
+      for (const [n] of sure) {
+        if (n >= this.meta.dated) continue;
+        const y = years.get(String(Math.floor(this.dayKeys[upperBound(this.dayFirsts, n) - 1] / 10000)));
+        counts.set(y, (counts.get(y) || 0) + 1);
+      }
+      out.year = listing(this.meta.facets.year, counts);
+      return out;
+    }
+
+    /** An article's record: {id, t: title, d: date, ds, s: source, pl, tp, u: path, b, c}. */
+    article(n) { return this.load(`a/${n}`); }
+  }
+
+  /** The same tree with every leaf made empty and complete: does the query match "nothing"? */
+  function mapLeaves(node) {
+    if (node.op === "leaf" || node.op === "range") return { op: "leaf", known: new Map(), complete: true, bound: 0 };
+    if (node.op === "not") return { op: "not", kid: mapLeaves(node.kid) };
+    return { op: node.op, kids: node.kids.map(mapLeaves) };
+  }
+
+  function collectNegated(node, under, out) {
+    if (node.op === "leaf") { if (under) out.push(node); }
+    else if (node.op === "not") collectNegated(node.kid, true, out);
+    else if (node.kids) node.kids.forEach((k) => collectNegated(k, under, out));
+  }
+
+  const newestFirst = (dated) => (a, b) => {
+    const ua = a[0] >= dated, ub = b[0] >= dated;
+    if (ua !== ub) return ua ? 1 : -1;
+    return ua ? a[0] - b[0] : b[0] - a[0];
+  };
+
+  function decodeColumn(b64) {
+    const data = bytesOf(b64);
+    const rows = [];
+    let pos = 0;
+    while (pos < data.length) {
+      let count;
+      [[count], pos] = varints(data, 1, pos);
+      let ids;
+      [ids, pos] = varints(data, count, pos);
+      rows.push(ids);
+    }
+    return rows;
+  }
+
+  function listing(values, counts) {
+    const rows = [...counts].map(([v, c]) => [values[v][0], values[v][1], c]);
+    return rows.sort((a, b) => b[2] - a[2] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  }
+
+  function lowerBound(a, x) { let lo = 0, hi = a.length; while (lo < hi) { const m = (lo + hi) >> 1; if (a[m] < x) lo = m + 1; else hi = m; } return lo; }
+  function upperBound(a, x) { let lo = 0, hi = a.length; while (lo < hi) { const m = (lo + hi) >> 1; if (a[m] <= x) lo = m + 1; else hi = m; } return lo; }
+
+  // --- excerpts -----------------------------------------------------------------------------
+
+  const WORD = /[\p{L}\p{N}\p{Mn}_]+(?:['\u2019][\p{L}\p{N}_]+)*/gu;
+
+  /** Stems a result should highlight: the query's words and phrases, not negated ones. */
+  function highlightStems(text) {
+    const out = new Set();
+    const walk = (node) => {
+      if (!node || node.op === "not") return;
+      if (node.op === "term") out.add(node.key);
+      else if (node.op === "phrase") node.keys.forEach((k) => k.split(" ").forEach((s) => out.add(s)));
+      else if (node.kids) node.kids.forEach(walk);
+    };
+    try { walk(parseQuery(text)); } catch (e) { /* no highlights for a bad query */ }
+    return out;
+  }
+
+  /** Where `text`'s words stem to one of `stems`: [[start, end, stem], ...]. */
+  function matches(text, stems) {
+    const A = root.ArchiveAnalysis;
+    const out = [];
+    if (!stems.size) return out;
+    for (const m of text.matchAll(WORD)) {
+      const t = m[0].toLowerCase().replace(/\u2019/g, "'");
+      if (A.STOP_WORDS.has(t)) continue;
+      const s = A.stem(t);
+      if (stems.has(s)) out.push([m.index, m.index + m[0].length, s]);
+    }
+    return out;
+  }
+
+  /** Text split into [text, isMatch] segments. */
+  function segments(text, found) {
+    const out = [];
+    let at = 0;
+    for (const [s, e] of found) {
+      if (s > at) out.push([text.slice(at, s), false]);
+      out.push([text.slice(s, e), true]);
+      at = e;
+    }
+    if (at < text.length) out.push([text.slice(at), false]);
+    return out;
+  }
+
+  /** The window of about `size` characters holding the most distinct query words, marked. */
+  function excerpt(body, stems, size = 240) {
+    const text = body.replace(/\s+/g, " ").trim();
+    const found = matches(text, stems);
+    let start = 0, best = -1;
+    for (let i = 0; i < found.length; i++) {
+      const from = Math.max(0, found[i][0] - 60);
+      const distinct = new Set(found.filter(([s, e]) => s >= from && e <= from + size).map((f) => f[2])).size;
+      if (distinct > best) { best = distinct; start = from; }
+    }
+    if (start > 0) { const sp = text.indexOf(" ", start); start = sp >= 0 && sp < start + 30 ? sp + 1 : start; }
+    let end = Math.min(text.length, start + size);
+    if (end < text.length) { const sp = text.lastIndexOf(" ", end); if (sp > start + size / 2) end = sp; }
+    const slice = text.slice(start, end);
+    const segs = segments(slice, matches(slice, stems));
+    if (start > 0) segs.unshift(["\u2026", false]);
+    if (end < text.length) segs.push(["\u2026", false]);
+    return segs;
+  }
+
+  const titleSegments = (title, stems) => segments(title, matches(title, stems));
+
+  root.ArchiveSearch = {
+    Engine, QueryError, scriptLoader, parseQuery, parseDateRange, fnv1a,
+    excerpt, titleSegments, highlightStems,
+  };
+})(typeof globalThis !== "undefined" ? globalThis : this);

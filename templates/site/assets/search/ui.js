@@ -1,0 +1,153 @@
+// The search page: form, results with highlighted excerpts, filters with counts, sort and
+// pages, all state in the URL (search/index.html?q=...&source=...&sort=...&page=...), so a
+// search can be shared and the back button works. A classic script (works from file://);
+// needs engine.js. Everything from articles goes in as text nodes, never as HTML.
+(function () {
+  "use strict";
+  const S = window.ArchiveSearch;
+  const box = document.getElementById("archive-search");
+  if (!S || !box) return;
+  const FILTERS = ["source", "year", "place", "topic"];
+  const NAMES = { source: "sources", year: "years", place: "places", topic: "topics" };
+  const $ = (sel) => box.querySelector(sel);
+  const form = $("form"), input = $("#search-q"), sortBox = $("#search-sort");
+  const status = $(".search-status"), list = $(".search-results");
+  const pages = $(".search-pages"), filterBox = $(".search-filters");
+  const engine = new S.Engine(S.scriptLoader(box.dataset.bundle));
+  const rootPath = box.dataset.root || "";
+  let run = 0; // the latest search; older ones stop rendering
+
+  function el(tag, attrs, ...kids) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    for (const kid of kids) if (kid != null) node.append(kid);
+    return node;
+  }
+
+  /** [text, isMatch] segments as text and <mark> nodes. */
+  const marked = (segs) => segs.map(([t, m]) => (m ? el("mark", null, t) : document.createTextNode(t)));
+
+  function readState() {
+    const p = new URLSearchParams(location.search);
+    const state = { q: p.get("q") || "", sort: p.get("sort") || "relevance", page: Math.max(1, parseInt(p.get("page"), 10) || 1), filters: {} };
+    if (!["relevance", "newest", "oldest"].includes(state.sort)) state.sort = "relevance";
+    for (const f of FILTERS) if (p.get(f)) state.filters[f] = p.get(f);
+    return state;
+  }
+
+  function urlOf(state) {
+    const p = new URLSearchParams();
+    if (state.q) p.set("q", state.q);
+    for (const f of FILTERS) if (state.filters[f]) p.set(f, state.filters[f]);
+    if (state.sort !== "relevance") p.set("sort", state.sort);
+    if (state.page > 1) p.set("page", state.page);
+    const qs = p.toString();
+    return location.pathname + (qs ? "?" + qs : "");
+  }
+
+  function go(state) {
+    try { history.pushState(null, "", urlOf(state)); } catch (e) { /* some file:// setups refuse */ }
+    show(state);
+  }
+
+  const say = (text) => { status.textContent = text; };
+
+  async function show(state) {
+    const mine = ++run;
+    input.value = state.q;
+    sortBox.value = state.sort;
+    if (!state.q.trim() && !Object.keys(state.filters).length) {
+      list.replaceChildren(); pages.replaceChildren(); filterBox.replaceChildren(); say("");
+      return;
+    }
+    say("Searching\u2026");
+    const opts = { sort: state.sort, page: state.page, filters: state.filters };
+    let result;
+    try {
+      result = await engine.search(state.q, opts);
+    } catch (e) {
+      if (mine !== run) return;
+      list.replaceChildren(); pages.replaceChildren();
+      say(e instanceof S.QueryError ? e.message : "The search could not load its index files: " + e.message);
+      return;
+    }
+    if (mine !== run) return;
+    if (result.stopWordsOnly) { say("Only very common words: add a more specific word."); list.replaceChildren(); return; }
+    await renderHits(state, result, mine);
+    if (mine !== run) return;
+    announce(state, result);
+    // Exact counts and filter counts may need the rest of the posting lists: fetched after the
+    // first page is on screen.
+    const full = await engine.search(state.q, { ...opts, complete: true });
+    if (mine !== run) return;
+    announce(state, full);
+    renderPages(state, full);
+    renderFilters(state, full.facets);
+  }
+
+  function announce(state, r) {
+    const n = r.total.toLocaleString();
+    const what = r.exact ? `${n} result${r.total === 1 ? "" : "s"}` : `At least ${n} results`;
+    say(r.total ? `${what}, page ${state.page} of ${r.exact ? r.pages : "several"}.` : "No results.");
+  }
+
+  async function renderHits(state, result, mine) {
+    const stems = S.highlightStems(state.q);
+    const articles = await Promise.all(result.hits.map((h) => engine.article(h.n)));
+    if (mine !== run) return;
+    list.setAttribute("start", (state.page - 1) * result.pageSize + 1);
+    list.replaceChildren(...articles.map((a) => {
+      const meta = [a.d ? el("time", { datetime: a.d }, a.d) : "undated", a.s, ...a.pl].filter(Boolean);
+      const metaLine = el("p", { class: "search-meta" });
+      meta.forEach((m, i) => metaLine.append(i ? " \u00b7 " : "", m));
+      return el("li", null,
+        el("h2", null, el("a", { href: rootPath + a.u }, ...marked(S.titleSegments(a.t || "(untitled)", stems)))),
+        metaLine,
+        el("p", { class: "search-excerpt" }, ...marked(S.excerpt(a.b || a.c || "", stems))));
+    }));
+  }
+
+  function renderPages(state, r) {
+    const link = (page, text, rel) => {
+      const a = el("a", { href: urlOf({ ...state, page }), rel }, text);
+      a.addEventListener("click", (e) => { e.preventDefault(); go({ ...state, page }); list.focus(); });
+      return a;
+    };
+    pages.replaceChildren(...[
+      state.page > 1 ? link(state.page - 1, "\u2190 Previous", "prev") : null,
+      r.pages > 1 ? el("span", null, ` Page ${state.page} of ${r.pages} `) : null,
+      state.page < r.pages ? link(state.page + 1, "Next \u2192", "next") : null,
+    ].filter(Boolean));
+  }
+
+  function renderFilters(state, facets) {
+    filterBox.replaceChildren(...FILTERS.map((f) => {
+      const rows = (facets && facets[f]) || [];
+      const chosen = state.filters[f];
+      if (!rows.length && !chosen) return null;
+      const select = el("select", { id: `search-${f}`, name: f });
+      select.append(el("option", { value: "" }, `All ${NAMES[f]}`));
+      for (const [key, label, count] of rows.slice(0, 100)) {
+        const o = el("option", { value: key }, `${label} (${count.toLocaleString()})`);
+        if (key === chosen) o.selected = true;
+        select.append(o);
+      }
+      if (chosen && !rows.some((r) => r[0] === chosen)) select.append(el("option", { value: chosen, selected: "" }, chosen));
+      select.addEventListener("change", () => {
+        const filters = { ...state.filters, [f]: select.value };
+        if (!select.value) delete filters[f];
+        go({ ...state, filters, page: 1 });
+      });
+      return el("p", null, el("label", { for: `search-${f}` }, f[0].toUpperCase() + f.slice(1)), " ", select);
+    }).filter(Boolean));
+  }
+
+  list.setAttribute("tabindex", "-1"); // pagination moves focus to the new results
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    go({ ...readState(), q: input.value, sort: sortBox.value, page: 1 });
+  });
+  sortBox.addEventListener("change", () => go({ ...readState(), q: input.value, sort: sortBox.value, page: 1 }));
+  window.addEventListener("popstate", () => show(readState()));
+  show(readState());
+})();

@@ -1,0 +1,312 @@
+"""The static site's search bundle, its Python reference reader, and the browser engine.
+
+The reference reader (archive/site/static_search_reference.py) answers from the bundle files
+alone; it must agree with the CLI (``Archive.search``) and the browser engine (engine.js, run
+under ``node --test``) must agree with it exactly: same hits, same order, for every query form.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+import subprocess
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from archive import store
+from archive.article import Article
+from archive.search import Archive
+from archive.site import static_search as ss
+from archive.site import static_search_reference as ref
+from archive.site.files import OutputFolder
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+NODE = shutil.which("node")
+JS_TEST = ROOT / "tests" / "js" / "engine.test.mjs"
+
+WORDS = ("oil price market bank rate growth export wheat crop minister talks election vote "
+         "party strike union court ruling trade deficit profit shares company merger bid "
+         "storm flood rescue music film award match league club player coach").split()
+SOURCES = ("Reuters", "BBC", "Wire Service")
+PLACES = ("Lebanon", "Syria", "El Salvador", "Japan", "Brazil")
+TOPICS = ("Cocoa", "Grain", "Politics", "Sport")
+
+
+def _articles(count: int = 160, seed: int = 3) -> list[Article]:
+    """Synthetic news: a Zipf-ish vocabulary (so common words have long lists and tails),
+    repeated phrases, several sources/places/topics, dates over three years, some undated."""
+    rng = random.Random(seed)
+    weights = [1 / (i + 1) for i in range(len(WORDS))]
+    start = datetime(2016, 1, 1)
+    out = []
+    for i in range(count):
+        def text(n: int) -> str:
+            words = rng.choices(WORDS, weights, k=n)
+            if rng.random() < 0.3:
+                words[rng.randrange(n):0] = ["the", "prime", "minister", "of", "japan"]
+            return " ".join(words)
+        date = None if i % 11 == 0 else start + timedelta(days=rng.randrange(3 * 365),
+                                                          hours=rng.randrange(24))
+        out.append(Article(
+            id=f"story-{i:03d}-{i * 7919 % 100000:05x}", title=text(rng.randint(3, 7)).title(),
+            body=". ".join(text(rng.randint(8, 20)) for _ in range(rng.randint(1, 6))),
+            path=f"stories/{i}.txt", source=rng.choice(SOURCES), date=date,
+            date_source="explicit" if date else "unknown",
+            captions=(text(5),) if rng.random() < 0.2 else (),
+            places=tuple(rng.sample(PLACES, rng.randint(0, 2))),
+            topics=tuple(rng.sample(TOPICS, rng.randint(0, 2)))))
+    return out
+
+
+def _index(folder: Path, articles: list[Article]) -> Path:
+    ix = store.create_index(folder)
+    writer = store.open_writer(ix, folder)
+    store.add_articles(writer, articles)
+    writer.commit()
+    return folder
+
+
+@pytest.fixture(scope="module")
+def fixture_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, ss.BundleReport]:
+    """(index, site folder, report): a small head and shards, so tails and many shards exist."""
+    base = tmp_path_factory.mktemp("static-search")
+    index = _index(base / "index", _articles())
+    with Archive(index) as archive:
+        report = ss.build_bundle(archive, OutputFolder(base / "site"), shard_bytes=512,
+                                 head_size=4)
+    return index, base / "site", report
+
+
+def _reader(site: Path) -> ref.BundleReader:
+    return ref.BundleReader(site / "search" / "bundle")
+
+
+# --- encodings and the writer --------------------------------------------------------------------
+
+def test_varints_and_postings_round_trip() -> None:
+    values = [0, 1, 127, 128, 300, 2 ** 21, 2 ** 32 - 1]
+    assert ss.read_varints(bytes(ss.varints(values)), len(values))[0] == values
+    numbers, qs = [0, 5, 6, 4000, 100000], [255, 1, 17, 128, 3]
+    assert ss.decode_postings(ss.encode_postings(numbers, qs), 5) == (numbers, qs)
+
+
+def test_every_file_is_a_script_calling_the_bundle_callback(fixture_site) -> None:  # noqa: ANN001
+    _, site, report = fixture_site
+    files = list((site / "search" / "bundle").rglob("*.js"))
+    assert len(files) + len(ss.asset_files()) == report.files  # + the client scripts
+    for path in files[:200]:
+        name, _ = ss.parse_script(path.read_bytes())
+        assert path.as_posix().endswith(f"/bundle/{name}.js")
+    assert report.articles == 160 and report.terms > 30 and report.pairs > 100
+    assert report.peak_rss_mb > 0
+
+
+def test_articles_are_numbered_oldest_first_and_undated_last(fixture_site) -> None:  # noqa: ANN001
+    _, site, _ = fixture_site
+    reader = _reader(site)
+    dates = [reader.article(n)["d"] for n in range(reader.n)]
+    dated = [d for d in dates if d]
+    assert dates[:len(dated)] == sorted(dated) and len(dated) == reader.dated
+    assert all(d is None for d in dates[reader.dated:])
+
+
+def test_article_file_has_metadata_text_and_page_path(fixture_site) -> None:  # noqa: ANN001
+    _, site, _ = fixture_site
+    record = _reader(site).article(0)
+    assert {"id", "t", "d", "s", "pl", "tp", "u", "b", "c"} <= set(record)
+    assert re.fullmatch(r"\d{4}/\d\d/\d\d/[a-z0-9-]+/index\.html", record["u"])
+
+
+def test_a_second_build_writes_nothing(fixture_site) -> None:  # noqa: ANN001
+    index, site, first = fixture_site
+    with Archive(index) as archive:
+        again = ss.build_bundle(archive, OutputFolder(site), shard_bytes=512, head_size=4)
+    assert again.written == 0 and again.files == first.files
+
+
+def test_shard_size_sets_the_file_count(fixture_site, tmp_path: Path) -> None:  # noqa: ANN001
+    index, _, small = fixture_site
+    with Archive(index) as archive:
+        big = ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=8192, head_size=4)
+    assert big.term_shards < small.term_shards and big.files < small.files
+
+
+def test_classic_analysis_wrapper_exposes_the_module_exports() -> None:
+    source = "export const A = 1;\nexport function f(x) { return x; }\nconst hidden = 2;\n"
+    wrapped = ss.classic_analysis(source)
+    assert "export" not in wrapped.replace("exports", "")
+    assert "root.ArchiveAnalysis = { A, f }" in wrapped
+    with pytest.raises(ValueError):
+        ss.classic_analysis("export default 3;")
+
+
+def test_page_markup_has_a_labelled_query_box_and_relative_scripts() -> None:
+    html = str(ss.page_markup("../"))
+    assert '<label for="search-q">' in html and 'name="q"' in html
+    assert 'src="../assets/search/engine.js"' in html
+    assert 'data-bundle="../search/bundle/"' in html and 'aria-live="polite"' in html
+    assert set(ss.asset_files()) >= {"assets/search/analysis-classic.js",
+                                     "assets/search/engine.js", "assets/search/ui.js"}
+
+
+# --- the reference reader against the CLI --------------------------------------------------------
+
+FIXTURE_QUERIES = [
+    "oil", "oil price", "bank rate growth", '"prime minister"', '"prime minister of japan"',
+    "oil OR wheat", "market NOT oil", "(oil OR bank) NOT price", "music film award",
+    "minister talks", "strike union court", "source:reuters oil", "place:\"el salvador\"",
+    "topic:cocoa", "date:2017", "date:2017-03", "date:[2016-06 to 2017-02] bank",
+    "date:>2018-01-01", "date:<2016-03", "oil AND price OR wheat", "coach",
+]
+
+
+def _cli_ids(archive: Archive, query: str, sort: str = "relevance") -> tuple[int, list[str]]:
+    """The CLI's total and first page; no page when every score ties (a filter-only query),
+    since the CLI then keeps index order and the site newest first: nothing to compare."""
+    page = archive.search(query, sort=sort, page_size=10, facets=False)
+    if sort == "relevance" and len({h.score for h in page.hits}) == 1 and page.total > 10:
+        return page.total, []
+    return page.total, [h.id for h in page.hits]
+
+
+def test_reference_agrees_with_the_cli_on_the_fixture(fixture_site) -> None:  # noqa: ANN001
+    index, site, _ = fixture_site
+    reader = _reader(site)
+    overlaps = []
+    with Archive(index) as archive:
+        for q in FIXTURE_QUERIES:
+            total, ids = _cli_ids(archive, q)
+            answer = ref.search(reader, q, facets=False)
+            assert answer.total == total, q
+            if ids:
+                overlaps.append(ref.overlap_at(10, ids, [h["id"] for h in answer.hits]))
+            for sort in ("newest", "oldest"):
+                # dates tie within a day at this size, so compare sets
+                total, ids = _cli_ids(archive, q, sort)
+                got = ref.search(reader, q, sort=sort, facets=False)
+                assert got.total == total
+    assert sum(overlaps) / len(overlaps) >= 0.9, overlaps
+
+
+def test_summed_term_scores_reproduce_the_cli_scores(fixture_site) -> None:  # noqa: ANN001
+    """Per-term scores summed = Whoosh's AND score, up to the 8-bit quantization."""
+    index, site, _ = fixture_site
+    reader = _reader(site)
+    with Archive(index) as archive:
+        for q in ("oil price", "bank rate growth", "minister talks", '"prime minister"'):
+            cli = {h.id: h.score for h in archive.search(q, page_size=20, facets=False).hits}
+            mine = {h["id"]: h["score"] for h in ref.search(reader, q, page_size=40,
+                                                            facets=False).hits}
+            for id_, score in cli.items():
+                assert mine[id_] == pytest.approx(score, rel=0.02, abs=0.02), (q, id_)
+
+
+def test_reference_facet_counts_match_the_cli(fixture_site) -> None:  # noqa: ANN001
+    index, site, _ = fixture_site
+    reader = _reader(site)
+    with Archive(index) as archive:
+        for q in ("oil", "market NOT oil", ""):
+            cli = archive.search(q, page_size=1)
+            got = ref.search(reader, q, page_size=1).facets
+            for name in ("source", "place", "topic", "year"):
+                assert [(f.key, f.count) for f in cli.facets[name]] == \
+                    [(k, c) for k, _, c in got[name]], (q, name)
+
+
+def test_filters_and_sorts(fixture_site) -> None:  # noqa: ANN001
+    _, site, _ = fixture_site
+    reader = _reader(site)
+    newest = ref.search(reader, "bank", sort="newest", page_size=500, facets=False).hits
+    dates = [h["date"] for h in newest]
+    dated = [d for d in dates if d]
+    assert dated == sorted(dated, reverse=True) and dates[:len(dated)] == dated
+    only = ref.search(reader, "bank", filters={"source": "BBC", "year": "2017"},
+                      page_size=500, facets=False)
+    for hit in only.hits:
+        assert hit["date"].startswith("2017")
+        assert reader.article(hit["n"])["s"] == "BBC"
+
+
+@pytest.mark.parametrize("query, message", [
+    ("oil*", "wildcards"), ("oi?", "wildcards"), ("oil~", "fuzzy"), ("oil~2", "fuzzy"),
+    ('"oil price"~3', "proximity"), ("title:oil", "no title: field"),
+    ("date:2017-13", "bad month"), ("date:soon", "cannot read"),
+])
+def test_unsupported_syntax_gets_a_clear_error(query: str, message: str) -> None:
+    with pytest.raises(ref.QueryError, match=message):
+        ref.parse_query(query)
+
+
+def test_minus_means_not_and_stop_words_vanish() -> None:
+    assert ref.parse_query("oil -price") == {"op": "and", "kids": [
+        {"op": "term", "key": "oil"}, {"op": "not", "kid": {"op": "term", "key": "price"}}]}
+    assert ref.parse_query("the of") is None
+    assert ref.parse_query('"bank of england"') == {"op": "phrase", "keys": ["bank england"]}
+    assert ref.parse_query("a OR b c")["kids"][1] == {"op": "term", "key": "c"}
+
+
+@pytest.mark.corpus
+def test_reference_agrees_with_the_cli_on_bbc_headlines(tmp_path: Path) -> None:
+    """A slice of the BBC corpus (40 stories per section, to keep the test fast)."""
+    if not CORPORA.is_dir():
+        pytest.skip("needs ../shared/corpora")
+    from archive.indexer import Indexer  # noqa: PLC0415
+    src = tmp_path / "bbc"
+    for section in sorted((CORPORA / "bbc").iterdir()):
+        if section.is_dir():
+            (src / section.name).mkdir(parents=True)
+            for path in sorted(section.glob("*.txt"))[:40]:
+                shutil.copy(path, src / section.name / path.name)
+    Indexer(tmp_path / "index").run([src])
+    with Archive(tmp_path / "index") as archive:
+        ss.build_bundle(archive, OutputFolder(tmp_path / "site"))
+        titles = [s.get("title", "") for s in archive.searcher.reader().all_stored_fields()]
+        reader = _reader(tmp_path / "site")
+        overlaps = []
+        for q in ref.headline_queries(titles, 120):
+            total, ids = _cli_ids(archive, q)
+            got = ref.search(reader, q, facets=False)
+            if ids:
+                overlaps.append(ref.overlap_at(10, ids, [h["id"] for h in got.hits]))
+    assert sum(overlaps) / len(overlaps) >= 0.9
+
+
+# --- the browser engine under node ----------------------------------------------------------------
+
+ENGINE_CASES = FIXTURE_QUERIES + [
+    "oil -price", "-oil", "NOT oil", "oil OR NOT price", "x1 OR oil", "the", "", "\"of the\"",
+    "source:bbc date:2017", "place:japan OR place:syria", "(market OR bank", "oil )",
+    "club AND NOT (league OR player)", "year:2018 music", "date:[2017 to]", "date:[to 2016-05]",
+    "oil price market", "date:20170305", "OR oil AND", "NOT",
+]
+
+
+def _cases(reader: ref.BundleReader) -> list[dict]:
+    cases = []
+    for q in ENGINE_CASES:
+        for sort in ("relevance", "newest", "oldest"):
+            for page, filters in ((1, {}), (2, {}), (1, {"source": "reuters", "year": "2017"})):
+                answer = ref.search(reader, q, sort=sort, page=page, filters=filters)
+                cases.append({"q": q, "sort": sort, "page": page, "filters": filters,
+                              "total": answer.total, "hits": [h["n"] for h in answer.hits],
+                              "facets": answer.facets})
+    for q in ("oil*", "oil~", "title:oil", "date:2017-13"):
+        cases.append({"q": q, "error": True})
+    return cases
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not on PATH: cannot run the JS engine test")
+def test_browser_engine_matches_the_reference(fixture_site, tmp_path: Path) -> None:  # noqa: ANN001
+    _, site, _ = fixture_site
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps(_cases(_reader(site))), "utf-8")
+    env = {"PATH": str(Path(NODE).parent), "ARCHIVE_SITE": str(site),
+           "ARCHIVE_CASES": str(cases)}
+    run = subprocess.run([NODE, "--test", str(JS_TEST)], capture_output=True, text=True,
+                         env=env, timeout=60)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
