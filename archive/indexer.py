@@ -248,7 +248,8 @@ class Indexer:
 
     # -- deletions and commits ------------------------------------------------------------
 
-    def _remove_missing(self, w, paths: Iterable[str | Path], manifest: dict[str, store.FileState], seen: set[str],
+    def _remove_missing(self, w, paths: Iterable[str | Path],
+                        manifest: dict[str, store.FileState], seen: set[str],
                         pending: _Pending, report: IndexReport) -> None:
         """Delete articles of files that were in an indexed folder and are gone now."""
         roots = {Path(p).resolve().name + "/" for p in paths if Path(p).is_dir()}

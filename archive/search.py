@@ -438,6 +438,26 @@ class Archive:
         stored = self.searcher.document(id=article_id)
         return store.from_stored(stored) if stored else None
 
+    def browse(self, filters: Filters | None = None, page_size: int = 50,
+               sort: str = "newest") -> Iterator[ResultsPage]:
+        """Every article passing ``filters`` as consecutive pages (the site's lists).
+
+        One sorted search serves all the pages; asking ``search`` for page N would sort
+        everything again for each page, quadratic in the list's length.
+        """
+        sortedby = sorting.MultiFacet([sorting.FieldFacet("dated", reverse=True),
+                                       sorting.FieldFacet("date", reverse=sort == "newest")])
+        results = self.searcher.search(wq.Every(), limit=None, sortedby=sortedby,
+                                       filter=(filters or Filters()).query())
+        total = len(results)
+        pages = max(1, math.ceil(total / page_size))
+        for number in range(1, pages + 1):
+            start = (number - 1) * page_size
+            hits = tuple(self._hit(hit, start + n + 1, sort, 240)
+                         for n, hit in enumerate(results[start:start + page_size]))
+            yield ResultsPage(query="", total=total, page=number, page_size=page_size,
+                              sort=sort, hits=hits)
+
     def iter_articles(self, text: str = "", sort: str = "oldest") -> Iterator[Article]:
         """Every article matching ``text`` (all of them for an empty query), streamed.
 

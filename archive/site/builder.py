@@ -180,14 +180,7 @@ class _Site:
         return urls.article_path(hit.id, hit.title, hit.date)
 
     def each_hit(self, filters: Filters) -> Iterator[ResultsPage]:
-        page_no = 1
-        while True:
-            results = self.archive.search("", sort="newest", page=page_no, filters=filters,
-                                          page_size=self.config.page_size, facets=False, all_copies=True)
-            yield results
-            if page_no >= results.pages:
-                return
-            page_no += 1
+        return self.archive.browse(filters, self.config.page_size)
 
     # -- articles --
 
