@@ -12,6 +12,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -248,7 +249,23 @@ class DurableStorage(FileStorage):
             _fsync(self.folder, directory=True)
 
 
-class _PinnedIndex(FileIndex):
+class _ArchiveIndex(FileIndex):
+    """Whoosh's FileIndex, but re-reading the TOC (``ix.schema`` and every new reader read
+    it afresh) survives a writer replacing it mid-read: Whoosh retries opening the segments,
+    not this, so a reader could fail with FileNotFoundError on ``_archive_N.toc``."""
+
+    def _read_toc(self) -> TOC:
+        for attempt in range(50):
+            try:
+                return super()._read_toc()
+            except FileNotFoundError:
+                if attempt == 49:
+                    raise
+                time.sleep(0.01)
+        raise AssertionError("unreachable")
+
+
+class _PinnedIndex(_ArchiveIndex):
     """An index opened at an older generation because the newest one is unusable."""
 
     def __init__(self, storage: FileStorage, generation: int, broken: list[int]):
@@ -340,7 +357,7 @@ def open_index(folder: Path) -> index.Index:
                 return _PinnedIndex(storage, gen, [g for g in generations if g > gen])
             if not problem:
                 try:
-                    return FileIndex(storage, indexname=INDEX_NAME)
+                    return _ArchiveIndex(storage, indexname=INDEX_NAME)
                 except OSError as exc:  # its TOC replaced by a newer one just now
                     problem = f"_{INDEX_NAME}_{gen}.toc vanished: {exc!r}"
             first_problem = first_problem or problem
