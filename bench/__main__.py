@@ -1,0 +1,118 @@
+"""``python -m bench COMMAND``: see bench/README.md.
+
+convert    CISI + Cranfield -> bench/data/<name>/{docs.jsonl,queries.tsv,qrels.txt}
+relevance  archive eval vs bm25s vs FTS5 on CISI and Cranfield
+index      indexing: full build, unchanged re-run, +1%/~1% re-run; vs FTS5
+queries    p50/p95 latency of top-10 searches with highlights; vs FTS5
+scale      generate the 100k+ article scale set (JSONL) from BBC + Reuters paragraphs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from bench.common import CORPORA, DATA, RESULTS, save, table
+
+
+def corpus_list(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """NAME=PATH pairs from --corpus (default: bbc and reuters), plus the scale set with
+    --with-scale."""
+    out = []
+    for spec in args.corpus or ():
+        name, sep, path = spec.partition("=")
+        if not sep:
+            raise SystemExit(f"--corpus expects NAME=PATH, got {spec!r}")
+        out.append((name, Path(path)))
+    if not out:
+        out = [("bbc", args.corpora / "bbc"), ("reuters", args.corpora / "reuters21578")]
+    if args.with_scale:
+        scale = args.data / "scale" / "articles"
+        if not scale.is_dir():
+            raise SystemExit(f"no scale set in {scale}: run `python -m bench scale` first")
+        out.append(("scale", scale))
+    return out
+
+
+def cmd_convert(args: argparse.Namespace) -> dict:
+    from bench import testcollections
+    summary = testcollections.convert(args.corpora, args.data)
+    rows = [{"collection": k, **v} for k, v in summary.items()]
+    print(table(rows, [("collection", "collection", ""), ("docs", "docs", "d"),
+                       ("queries", "queries", "d"), ("judged_queries", "judged", "d"),
+                       ("qrels", "qrels lines", "d")]))
+    print(f"written to {args.data}/<collection>/")
+    return {"collections": summary}
+
+
+def cmd_relevance(args: argparse.Namespace) -> dict:
+    from bench import relevance, testcollections
+    names = tuple(args.collection or testcollections.COLLECTIONS)
+    if not all(testcollections.paths(args.data, n)[0].is_file() for n in names):
+        testcollections.convert(args.corpora, args.data, names)
+    rows = relevance.run(args.data, names)
+    print(table(rows, relevance.COLUMNS))
+    return {"rows": rows}
+
+
+def cmd_index(args: argparse.Namespace) -> dict:
+    from bench import indexing
+    rows = indexing.finish(indexing.run(corpus_list(args), args.data / "work"))
+    print(table(rows, indexing.COLUMNS))
+    return {"rows": rows}
+
+
+def cmd_queries(args: argparse.Namespace) -> dict:
+    from bench import queries
+    rows = queries.run(corpus_list(args), args.data / "query-index", args.per_kind,
+                       args.seed)
+    print(table(rows, queries.COLUMNS))
+    return {"rows": rows}
+
+
+def cmd_scale(args: argparse.Namespace) -> dict:
+    from bench import scale
+    summary = scale.generate(args.corpora, args.data / "scale" / "articles", args.n, args.seed,
+                             args.per_file)
+    print(table([summary], scale.COLUMNS))
+    return {"scale": summary}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpora", type=Path, default=CORPORA,
+                        help=f"the shared corpora folder (default {CORPORA})")
+    parser.add_argument("--data", type=Path, default=DATA,
+                        help="where converted and generated data go (git-ignored)")
+    parser.add_argument("--results", type=Path, default=RESULTS,
+                        help="where JSON results go (git-ignored)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("convert", help="convert CISI and Cranfield")
+    p = sub.add_parser("relevance", help="MAP/nDCG@10/P@10/R@100 vs bm25s and FTS5")
+    p.add_argument("--collection", action="append", choices=("cisi", "cranfield"))
+    for name, text in (("index", "indexing speed vs FTS5"), ("queries", "query latency vs FTS5")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--corpus", action="append", metavar="NAME=PATH",
+                       help="a corpus folder (repeatable; default: bbc and reuters)")
+        p.add_argument("--with-scale", action="store_true",
+                       help="also the generated scale set (python -m bench scale)")
+        if name == "queries":
+            p.add_argument("--per-kind", type=int, default=60,
+                           help="queries of each kind (5 kinds; default 60)")
+            p.add_argument("--seed", type=int, default=5)
+    p = sub.add_parser("scale", help="generate the scale set")
+    p.add_argument("--n", type=int, default=100_000)
+    p.add_argument("--seed", type=int, default=5)
+    p.add_argument("--per-file", type=int, default=1000, help="articles per JSONL file")
+    args = parser.parse_args(argv)
+    payload = globals()[f"cmd_{args.command}"](args)
+    path = save(args.command, payload, args.results)
+    print(f"JSON: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

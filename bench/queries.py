@@ -1,0 +1,162 @@
+"""Query latency: top-10 searches with highlights, archive vs SQLite FTS5, same queries.
+
+Queries are drawn (seeded) from the corpus's real headlines, ``--per-kind`` of each kind:
+
+=============  ===========================================  ==================================
+kind           archive query                                FTS5
+=============  ===========================================  ==================================
+one-word       ``word``                                     ``"word"`` ORDER BY bm25
+two-word       ``word1 word2`` (AND)                        ``"word1" "word2"`` (AND)
+phrase         ``"word1 word2"`` (adjacent in a headline)   ``"word1 word2"``
+field+date     ``title:word date:YYYY`` (headline's year)   ``title:"word"`` AND date in YYYY
+sorted         ``word``, sort=newest                        ``"word"`` ORDER BY date DESC
+=============  ===========================================  ==================================
+
+Each query asks for the top 10 with a highlighted body snippet: the archive through
+``Archive.search(..., facets=False)`` (hits with ``Hit.snippet``) and, as ``archive+facets``,
+with the source/year/place/topic facet counts the CLI shows; FTS5 through ``snippet()``.
+Every system runs all queries once to warm up, then once timed. Indexes are built once into
+``bench/data/query-index/<corpus>`` (archive) and ``<corpus>.sqlite`` (FTS5) and reused.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import sqlite3
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from archive.store import STOP_WORDS
+from bench.common import run_worker
+
+KINDS = ("one-word", "two-word", "phrase", "field+date", "sorted")
+
+
+def ensure_indexes(name: str, source: Path, folder: Path) -> tuple[Path, Path]:
+    index, db = folder / name, folder / f"{name}.sqlite"
+    marker = index / ".bench-complete"
+    if not marker.is_file() or not db.is_file():
+        if index.exists():
+            shutil.rmtree(index)
+        folder.mkdir(parents=True, exist_ok=True)
+        run_worker("archive_build", inputs=[str(source)], index=str(index), rebuild=True)
+        run_worker("fts5_build", inputs=[str(source)], db=str(db))
+        marker.write_text(str(source))
+    return index, db
+
+
+def _words(title: str) -> list[str]:
+    return [w for w in re.findall(r"[A-Za-z]+", title.lower())
+            if len(w) >= 3 and w not in STOP_WORDS]
+
+
+def make_queries(db: Path, per_kind: int, seed: int) -> list[dict[str, Any]]:
+    con = sqlite3.connect(db)
+    heads = [(t, d) for t, d in con.execute("SELECT title, date FROM docs ORDER BY rowid")
+             if len(_words(t)) >= 2]
+    con.close()
+    rng = random.Random(seed)
+    years = sorted({d[:4] for _, d in heads if d}) or ["2005"]
+    out: list[dict[str, Any]] = []
+    for kind in KINDS:
+        for _ in range(per_kind):
+            title, date = heads[rng.randrange(len(heads))]
+            words = _words(title)
+            i = rng.randrange(len(words) - 1)
+            year = date[:4] if date else rng.choice(years)
+            out.append({"kind": kind, "w1": words[i], "w2": words[i + 1],
+                        "other": words[rng.randrange(len(words))], "year": year})
+    return out
+
+
+def archive_runner(index: Path, facets: bool) -> Callable[[dict[str, Any]], int]:
+    from archive.search import Archive
+    archive = Archive(index)
+
+    def run(q: dict[str, Any]) -> int:
+        kind, sort = q["kind"], "relevance"
+        if kind == "one-word":
+            text = q["w1"]
+        elif kind == "two-word":
+            text = f"{q['w1']} {q['other']}"
+        elif kind == "phrase":
+            text = f'"{q["w1"]} {q["w2"]}"'
+        elif kind == "field+date":
+            text = f"title:{q['w1']} date:{q['year']}"
+        else:
+            text, sort = q["w1"], "newest"
+        page = archive.search(text, sort=sort, page_size=10, facets=facets)
+        return len(page.hits)
+    return run
+
+
+def fts5_runner(db: Path) -> Callable[[dict[str, Any]], int]:
+    con = sqlite3.connect(db)
+    select = ("SELECT id, title, date, snippet(docs, 1, '[', ']', '\u2026', 24) FROM docs "
+              "WHERE docs MATCH ?")
+
+    def run(q: dict[str, Any]) -> int:
+        kind, args = q["kind"], []
+        if kind == "one-word":
+            sql, args = select + " ORDER BY bm25(docs) LIMIT 10", [f'"{q["w1"]}"']
+        elif kind == "two-word":
+            sql, args = select + " ORDER BY bm25(docs) LIMIT 10", [f'"{q["w1"]}" "{q["other"]}"']
+        elif kind == "phrase":
+            sql, args = select + " ORDER BY bm25(docs) LIMIT 10", [f'"{q["w1"]} {q["w2"]}"']
+        elif kind == "field+date":
+            sql = select + " AND date >= ? AND date < ? ORDER BY bm25(docs) LIMIT 10"
+            args = [f'title:"{q["w1"]}"', q["year"], str(int(q["year"]) + 1)]
+        else:
+            sql, args = select + " ORDER BY date DESC LIMIT 10", [f'"{q["w1"]}"']
+        return len(con.execute(sql, args).fetchall())
+    return run
+
+
+def measure(run: Callable[[dict[str, Any]], int], queries: Sequence[dict[str, Any]]
+            ) -> dict[str, list[float]]:
+    for q in queries:  # warm-up pass
+        run(q)
+    times: dict[str, list[float]] = {k: [] for k in KINDS}
+    for q in queries:
+        started = time.perf_counter()
+        run(q)
+        times[q["kind"]].append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def _pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
+
+
+def run(corpora: Sequence[tuple[str, Path]], folder: Path, per_kind: int, seed: int
+        ) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for name, source in corpora:
+        index, db = ensure_indexes(name, source, folder)
+        queries = make_queries(db, per_kind, seed)
+        systems = {"archive": archive_runner(index, facets=False),
+                   "archive+facets": archive_runner(index, facets=True),
+                   "fts5": fts5_runner(db)}
+        results = {system: measure(runner, queries) for system, runner in systems.items()}
+        fts_all = [t for ts in results["fts5"].values() for t in ts]
+        fts_p95 = _pct(fts_all, 95)
+        for system, times in results.items():
+            every = [t for ts in times.values() for t in ts]
+            row = {"corpus": name, "system": system, "queries": len(every),
+                   "p50": statistics.median(every), "p95": _pct(every, 95),
+                   "vs_fts5_p95": _pct(every, 95) / fts_p95 if fts_p95 else None}
+            for kind in KINDS:
+                row[f"p95_{kind}"] = _pct(times[kind], 95)
+            rows.append(row)
+    return rows
+
+
+COLUMNS = [("corpus", "corpus", ""), ("system", "system", ""), ("queries", "queries", "d"),
+           ("p50", "p50 ms", ".1f"), ("p95", "p95 ms", ".1f"), ("vs_fts5_p95", "p95 x FTS5", ".1f")
+           ] + [(f"p95_{k}", f"p95 {k}", ".1f") for k in KINDS]

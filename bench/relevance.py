@@ -1,0 +1,160 @@
+"""Relevance: the archive (``archive eval``) beside reference BM25 engines, same queries.
+
+Systems, all scored by ``archive.evaluate`` on the same queries and qrels, top 1000:
+
+* ``archive`` -- the collection's JSONL indexed by ``archive index``, scored by running the
+  ``archive eval`` command itself (a subprocess, ``--json``).
+* ``bm25s`` -- bm25s (Lucene BM25, k1=1.5, b=0.75) over title + body, with bm25s' own English
+  stop list and the Snowball English stemmer (PyStemmer).
+* ``bm25s-archive-analyzer`` -- the same bm25s scoring over the archive's own analyzer's tokens,
+  separating analysis from scoring.
+* ``fts5`` -- SQLite FTS5, ``porter unicode61`` tokenizer, ``ORDER BY bm25()`` (k1=1.2,
+  b=0.75); the query is its distinct words, each quoted, joined with OR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from archive.evaluate import EvalReport, evaluate, read_qrels, read_queries
+from bench import testcollections
+from bench.common import REPO
+
+Ranker = Callable[[str], Sequence[str]]
+
+
+def load_docs(docs_path: Path) -> list[dict[str, Any]]:
+    with open(docs_path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def archive_cli(*args: str) -> str:
+    """Run the ``archive`` command (a subprocess; in-process under ``BENCH_INPROCESS``)."""
+    if os.environ.get("BENCH_INPROCESS"):
+        from click.testing import CliRunner
+
+        from archive.cli import main
+        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+        if result.exit_code != 0:
+            raise RuntimeError(f"archive {args[0]} failed: {result.output[-2000:]}")
+        return result.stdout
+    done = subprocess.run([sys.executable, "-m", "archive.cli", *args],
+                          capture_output=True, text=True, cwd=REPO)
+    if done.returncode != 0:
+        raise RuntimeError(f"archive {args[0]} failed: {done.stderr[-2000:]}")
+    return done.stdout
+
+
+def index_archive(docs_path: Path, index_dir: Path) -> float:
+    started = time.perf_counter()
+    archive_cli("index", str(docs_path), "--index", str(index_dir), "--rebuild", "--json",
+                "--no-progress")
+    return time.perf_counter() - started
+
+
+def eval_archive(queries: Path, qrels: Path, index_dir: Path) -> dict[str, Any]:
+    return json.loads(archive_cli("eval", str(queries), str(qrels), "--index", str(index_dir),
+                                  "--json"))
+
+
+def bm25s_ranker(docs: list[dict[str, Any]], analyzer: str = "bm25s") -> Ranker:
+    import bm25s
+    import Stemmer
+
+    texts = [f"{d.get('title', '')}\n{d.get('body', '')}" for d in docs]
+    ids = [str(d["id"]) for d in docs]
+    if analyzer == "archive":
+        from archive.store import news_analyzer
+        analyze = news_analyzer()
+
+        def tokens(text: str) -> list[str]:
+            return [t.text for t in analyze(text)]
+
+        retriever = bm25s.BM25()
+        retriever.index([tokens(t) for t in texts], show_progress=False)
+        query_tokens = tokens
+    else:
+        stemmer = Stemmer.Stemmer("english")
+        retriever = bm25s.BM25()
+        retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer,
+                                       show_progress=False), show_progress=False)
+
+        def query_tokens(text: str) -> list[str]:
+            return bm25s.tokenize([text], stopwords="en", stemmer=stemmer, return_ids=False,
+                                  show_progress=False)[0]
+
+    def rank(text: str) -> list[str]:
+        words = [w for w in query_tokens(text) if w in retriever.vocab_dict]
+        if not words:
+            return []
+        k = min(1000, len(ids))
+        found, scores = retriever.retrieve([words], k=k, show_progress=False)
+        return [ids[i] for i, s in zip(found[0], scores[0]) if s > 0]
+
+    return rank
+
+
+def fts5_ranker(docs: list[dict[str, Any]]) -> Ranker:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE docs USING fts5(key UNINDEXED, title, body, "
+               "tokenize='porter unicode61')")
+    db.executemany("INSERT INTO docs VALUES (?, ?, ?)",
+                   [(str(d["id"]), d.get("title", ""), d.get("body", "")) for d in docs])
+
+    def rank(text: str) -> list[str]:
+        words = list(dict.fromkeys(re.findall(r"\w+", text.lower())))
+        if not words:
+            return []
+        match = " OR ".join(f'"{w}"' for w in words)
+        rows = db.execute("SELECT key FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) "
+                          "LIMIT 1000", (match,))
+        return [r[0] for r in rows]
+
+    return rank
+
+
+def row(collection: str, system: str, report: dict[str, Any], seconds: float
+        ) -> dict[str, Any]:
+    mean = report["mean"]
+    return {"collection": collection, "system": system, "map": mean["ap"],
+            "ndcg10": mean["ndcg10"], "p10": mean["p10"], "r100": mean["r100"],
+            "queries": report["queries"], "seconds": round(seconds, 2)}
+
+
+def run(data: Path, names: Sequence[str] = testcollections.COLLECTIONS) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        docs_path, queries_path, qrels_path = testcollections.paths(data, name)
+        if not docs_path.is_file():
+            raise FileNotFoundError(f"{docs_path} missing: run `python -m bench convert` first")
+        index_dir = data / name / "index"
+        build = index_archive(docs_path, index_dir)
+        started = time.perf_counter()
+        report = eval_archive(queries_path, qrels_path, index_dir)
+        rows.append({**row(name, "archive", report, time.perf_counter() - started),
+                     "index_seconds": round(build, 2)})
+        docs = load_docs(docs_path)
+        queries, qrels = read_queries(queries_path), read_qrels(qrels_path)
+        for system, make in (("bm25s", lambda: bm25s_ranker(docs)),
+                             ("bm25s-archive-analyzer", lambda: bm25s_ranker(docs, "archive")),
+                             ("fts5", lambda: fts5_ranker(docs))):
+            started = time.perf_counter()
+            ranker = make()
+            result: EvalReport = evaluate(queries, qrels, ranker)
+            rows.append(row(name, system, result.to_dict(per_query=False),
+                            time.perf_counter() - started))
+    return rows
+
+
+COLUMNS = [("collection", "collection", ""), ("system", "system", ""), ("map", "MAP", ".4f"),
+           ("ndcg10", "nDCG@10", ".4f"), ("p10", "P@10", ".4f"), ("r100", "R@100", ".4f"),
+           ("queries", "queries", "d"), ("seconds", "seconds", ".2f")]

@@ -1,0 +1,141 @@
+"""One measurement in a fresh process: ``python -m bench.worker TASK 'JSON args'``.
+
+Prints one JSON line: the task's figures plus ``peak_rss_mb`` (this process's ru_maxrss).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import folder_bytes, peak_rss_mb
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and its reaped children (e.g. Whoosh's writer processes)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def read_all(inputs: list[str], enrich: bool = False) -> list[Any]:
+    from archive.enrich import enrich as enrich_article
+    from archive.sources import discover, format_of, read_articles
+
+    out = []
+    for source in discover(inputs):
+        name = format_of(source)
+        if name is None:
+            continue
+        for article in read_articles(source, name):
+            out.append(enrich_article(article) if enrich else article)
+    return out
+
+
+def archive_build(inputs: list[str], index: str, rebuild: bool, **opts: Any) -> dict[str, Any]:
+    """``archive index`` as the CLI runs it (read + enrich + write + commit)."""
+    from archive.indexer import Indexer
+
+    started = time.perf_counter()
+    report = Indexer(Path(index)).run(inputs, rebuild=rebuild)
+    seconds = time.perf_counter() - started
+    return {"seconds": seconds, "added": report.added, "updated": report.updated,
+            "unchanged": report.unchanged, "removed": report.removed,
+            "files_read": report.files_read, "bytes": folder_bytes(Path(index))}
+
+
+def cache_missing_columns() -> None:
+    """Experiment (not applied by the archive): Whoosh's W3PerDocReader caches a field's length
+    column reader only when the column exists, so during a segment flush every posting of a
+    field without lengths (ID, KEYWORD, the spell_* words) costs an ``os.stat``. Cache the
+    absence too."""
+    from whoosh.codec import whoosh3
+
+    original = whoosh3.W3PerDocReader._cached_reader
+
+    def _cached_reader(self, fieldname, column):  # noqa: ANN001 (Whoosh API)
+        missing = self.__dict__.setdefault("_missing_columns", set())
+        if fieldname in missing:
+            return None
+        reader = original(self, fieldname, column)
+        if reader is None:
+            missing.add(fieldname)
+        return reader
+
+    whoosh3.W3PerDocReader._cached_reader = _cached_reader
+
+
+def archive_write(inputs: list[str], index: str, patch: bool = False,
+                  **writer: Any) -> dict[str, Any]:
+    """Whoosh alone: articles read and enriched first (untimed), then the timed part is
+    ``store.add_articles`` + ``commit`` into a fresh index, with the archive's writer settings
+    unless ``writer`` overrides them (e.g. ``procs=2, multisegment=True, limitmb=128``)."""
+    import shutil
+
+    from archive import store
+
+    articles = read_all(inputs, enrich=True)
+    if patch:
+        cache_missing_columns()
+    folder = Path(index)
+    if folder.exists():
+        shutil.rmtree(folder)
+    started, cpu_before = time.perf_counter(), cpu_seconds()
+    ix = store.create_index(folder)
+    w = ix.writer(**writer) if writer else store.open_writer(ix, folder)
+    store.add_articles(w, articles)
+    w.commit()
+    seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu_before
+    with ix.searcher() as s:
+        docs = s.doc_count()
+    return {"seconds": seconds, "write_cpu_seconds": cpu, "docs": docs,
+            "bytes": folder_bytes(folder)}
+
+
+def fts5_build(inputs: list[str], db: str) -> dict[str, Any]:
+    """Read with the archive's own readers (no enrichment), then load FTS5."""
+    from bench import fts
+
+    started = time.perf_counter()
+    articles = read_all(inputs)
+    read = time.perf_counter() - started
+    count = fts.build(Path(db), articles)
+    seconds = time.perf_counter() - started
+    return {"seconds": seconds, "read_seconds": read, "insert_seconds": seconds - read,
+            "docs": count, "bytes": Path(db).stat().st_size}
+
+
+def read_only(inputs: list[str], enrich: bool = True) -> dict[str, Any]:
+    started = time.perf_counter()
+    articles = read_all(inputs)
+    read = time.perf_counter() - started
+    enrich_seconds = None
+    if enrich:
+        from archive.enrich import enrich as enrich_article
+        t = time.perf_counter()
+        for a in articles:
+            enrich_article(a)
+        enrich_seconds = time.perf_counter() - t
+    return {"seconds": read, "enrich_seconds": enrich_seconds, "docs": len(articles)}
+
+
+TASKS = {"archive_build": archive_build, "archive_write": archive_write,
+         "fts5_build": fts5_build, "read_only": read_only}
+
+
+def main() -> None:
+    task, args = sys.argv[1], json.loads(sys.argv[2])
+    result = TASKS[task](**args)
+    result["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    # CPU time (this process and any writer subprocesses): less sensitive than wall time to
+    # other work on a shared machine
+    result["cpu_seconds"] = round(cpu_seconds(), 3)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""The benchmark suite runs end to end on a tiny made-up corpus (timings are never asserted).
+
+A fake ``corpora`` folder holds a few BBC-style text files, two Reuters SGML files, a JSON Lines
+collection and miniature CISI and Cranfield collections in their original formats; every
+``python -m bench`` command runs against it, in-process (``BENCH_INPROCESS``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+WORDS = ("cocoa coffee harvest rain drought export price market bank rate steel strike "
+         "election minister budget tax film music football league phone internet").split()
+
+
+def _text(i: int, n: int = 40) -> str:
+    return " ".join(WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(n)) + "."
+
+
+def _story(newid: int) -> str:
+    month = "JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split()[newid % 12]
+    return (f'<REUTERS TOPICS="YES" NEWID="{newid}">\n'
+            f"<DATE>{10 + newid % 18:02d}-{month}-1987 15:01:01.79</DATE>\n"
+            "<TOPICS><D>cocoa</D></TOPICS><PLACES><D>brazil</D></PLACES>\n"
+            f"<TEXT>&#2;\n<TITLE>{WORDS[newid % len(WORDS)].upper()} "
+            f"{WORDS[(newid + 5) % len(WORDS)].upper()} REVIEW {newid}</TITLE>\n"
+            f"<DATELINE>    SALVADOR, Feb 26 - </DATELINE><BODY>{_text(newid)}\n\n"
+            f"{_text(newid + 1)}\n Reuter\n&#3;</BODY></TEXT>\n</REUTERS>\n")
+
+
+def _dotted(records: list[tuple[int, dict[str, str]]]) -> str:
+    out = []
+    for number, fields in records:
+        out.append(f".I {number}")
+        for letter, text in fields.items():
+            out.extend([f".{letter}", text])
+    return "\r\n".join(out) + "\r\n"
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpora")
+    for i in range(12):
+        folder = root / "bbc" / ("business" if i % 2 else "tech")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{i:03d}.txt").write_text(
+            f"{WORDS[i].title()} {WORDS[i + 3]} story {i}\n\n{_text(i)}\n\n{_text(i + 2)}\n",
+            "utf-8")
+    reuters = root / "reuters21578"
+    reuters.mkdir()
+    for f in range(2):
+        stories = "".join(_story(f * 10 + k + 1) for k in range(10))
+        (reuters / f"reut2-{f:03d}.sgm").write_text(
+            '<!DOCTYPE lewis SYSTEM "lewis.dtd">\n' + stories, "latin-1")
+    cisi, cran = root / "cisi", root / "cranfield"
+    cisi.mkdir()
+    cran.mkdir()
+    docs = [(i, {"T": f"{WORDS[i]} {WORDS[i + 1]}", "A": "Smith, J.", "W": _text(i, 20)})
+            for i in range(1, 9)]
+    (cisi / "CISI.ALL").write_text(_dotted([(n, {**f, "X": "1\t5\t1"}) for n, f in docs]),
+                                   "latin-1")
+    (cisi / "CISI.QRY").write_text(_dotted([(1, {"W": f"{WORDS[1]} {WORDS[2]}"}),
+                                            (2, {"W": f"{WORDS[5]} (of: {WORDS[6]}"})]),
+                                   "latin-1")
+    (cisi / "CISI.REL").write_text("     1     1\t0\t0.000000\r\n     2     5\t0\t0.000000\r\n",
+                                   "latin-1")
+    (cran / "cran.all.1400").write_text(_dotted([(n, {**f, "B": "j. ae."}) for n, f in docs])
+                                        .replace("\r\n", "\n"), "latin-1")
+    # .I numbers with gaps: the qrels number queries by position (1, 2), not by .I (3, 9)
+    (cran / "cran.qry").write_text(_dotted([(3, {"W": f"{WORDS[2]} {WORDS[3]}"}),
+                                            (9, {"W": f"{WORDS[6]} {WORDS[7]}"})]), "latin-1")
+    (cran / "cranqrel").write_text("1 2 1\n1 3 4\n1 8 -1\n2 6 2\n2 8 -1", "latin-1")
+    jsonl = root / "wire"
+    jsonl.mkdir()
+    for f in range(2):
+        with open(jsonl / f"wire-{f}.jsonl", "w", encoding="utf-8") as out:
+            for k in range(8):
+                i = f * 8 + k
+                out.write(json.dumps({"id": f"w{i}", "title": f"{WORDS[i]} {WORDS[i + 2]} news",
+                                      "body": _text(i), "date": f"19{90 + i % 9}-0{1 + i % 9}-10",
+                                      "source": "Wire"}) + "\n")
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Measured steps run in this process (``BENCH_INPROCESS``): a process each costs seconds."""
+    monkeypatch.setenv("BENCH_INPROCESS", "1")
+
+
+def bench(corpora: Path, tmp: Path, capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """Run ``python -m bench --corpora C --data D --results R ARGS`` in-process; return what it
+    printed."""
+    from bench.__main__ import main
+
+    capsys.readouterr()
+    assert main(["--corpora", str(corpora), "--data", str(tmp / "data"),
+                 "--results", str(tmp / "results"), *args]) == 0
+    return capsys.readouterr().out
+
+
+def _result(tmp: Path, name: str) -> dict:
+    return json.loads((tmp / "results" / f"{name}.json").read_text("utf-8"))
+
+
+def test_convert_and_relevance(corpora: Path, tmp_path: Path,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = bench(corpora, tmp_path, capsys, "convert")
+    assert "cisi" in out and "cranfield" in out
+    cran = tmp_path / "data" / "cranfield"
+    assert (cran / "queries.tsv").read_text("utf-8").splitlines()[1].startswith("2\t")
+    # Cleverdon 1 (best) -> grade 4, 4 -> 1, -1 -> 0
+    assert (cran / "qrels.txt").read_text("utf-8").split("\n")[:3] == \
+        ["1 0 2 4", "1 0 3 1", "1 0 8 0"]
+    first = json.loads((cran / "docs.jsonl").read_text("utf-8").splitlines()[0])
+    assert first["id"] == "1" and first["title"] == "coffee harvest"
+    out = bench(corpora, tmp_path, capsys, "relevance")
+    rows = _result(tmp_path, "relevance")["rows"]
+    systems = {(r["collection"], r["system"]) for r in rows}
+    assert ("cisi", "archive") in systems and ("cranfield", "fts5") in systems
+    assert ("cranfield", "bm25s") in systems
+    assert all(0 <= r["map"] <= 1 for r in rows)
+    assert "MAP" in out
+
+
+def test_scale_index_and_queries(corpora: Path, tmp_path: Path,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    bench(corpora, tmp_path, capsys, "scale", "--n", "150", "--per-file", "50")
+    articles = tmp_path / "data" / "scale" / "articles"
+    first = (articles / "scale-00000.jsonl").read_text("utf-8")
+    assert len(list(articles.glob("*.jsonl"))) == 3
+    bench(corpora, tmp_path, capsys, "scale", "--n", "150", "--per-file", "50")
+    assert (articles / "scale-00000.jsonl").read_text("utf-8") == first  # deterministic
+
+    out = bench(corpora, tmp_path, capsys, "index", "--corpus", f"bbc={corpora / 'bbc'}",
+                "--corpus", f"reuters={corpora / 'reuters21578'}", "--with-scale")
+    rows = _result(tmp_path, "index")["rows"]
+    by = {(r["corpus"], r["step"]): r for r in rows}
+    assert by[("bbc", "full build")]["docs"] == 12
+    assert by[("bbc", "unchanged re-run")]["docs"] == 12
+    assert by[("bbc", "+1 new, 1 edited")]["docs"] == 2
+    assert by[("reuters", "full build")]["docs"] == 20
+    assert by[("reuters", "write only (whoosh)")]["docs"] == 20
+    # 1 new story in a new file; 1 edited story re-reads its whole file (10 stories)
+    assert by[("reuters", "+1 new, 1 edited")]["docs"] == 11
+    assert by[("scale", "full build")]["docs"] == 150
+    assert by[("scale", "+2 new, 2 edited")]["docs"] == 52  # 2 new + a 50-record file
+    assert "x FTS5" in out
+
+    out = bench(corpora, tmp_path, capsys, "queries", "--per-kind", "3",
+                "--corpus", f"wire={corpora / 'wire'}")
+    rows = _result(tmp_path, "queries")["rows"]
+    assert {r["system"] for r in rows} == {"archive", "archive+facets", "fts5"}
+    assert all(r["queries"] == 15 for r in rows)
+    assert "p95" in out
+
+
+def test_worker_subprocess_reports_memory_and_cpu(corpora: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.common import run_worker
+
+    monkeypatch.delenv("BENCH_INPROCESS")
+    result = run_worker("read_only", inputs=[str(corpora / "bbc")], enrich=False)
+    assert result["docs"] == 12 and result["peak_rss_mb"] > 0 and result["cpu_seconds"] > 0
