@@ -47,9 +47,21 @@ MAX_FUZZY_DISTANCE = 2
 _MAX_SUGGEST_WORD = 40
 
 
+def _valid_unicode(text: str) -> str:
+    """Lone surrogates (undecodable bytes in argv arrive as such) become U+FFFD, so the query
+    can be echoed back and written out as UTF-8."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 def _shown(text: str, limit: int = 60) -> str:
     """A query quoted for an error message: escaped (one line) and cut short."""
-    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text):,} characters)"
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + f"... ({len(text):,} characters)"
 
 
 @dataclass(frozen=True)
@@ -216,6 +228,7 @@ class Archive:
         self.searcher = self.index.searcher()
         self.parser = self._make_parser()
         self._facet_tables: dict[str, dict[int, list[str]]] = {}
+        self._clusters: list[str] | None = None
         self._displays: dict[tuple[str, str], str] = {}
         self._doc_keys: dict[int, str] = {}  # docnum -> external_id or id, for rank()
 
@@ -291,6 +304,7 @@ class Archive:
             raise QueryError(f"unknown sort {sort!r}: use one of {', '.join(SORTS)}")
         if page < 1 or page_size < 1:
             raise QueryError("page and limit must be 1 or more")
+        text = _valid_unicode(text)
         parsed = self.parse(text)
         filter_query = (filters or Filters()).query()
         sortedby = None if sort == "relevance" else sorting.MultiFacet([
@@ -309,10 +323,11 @@ class Archive:
         start = (page - 1) * page_size
         hits = tuple(self._with_copies(self._hit(hit, start + n + 1, sort, snippet_chars))
                      for n, hit in enumerate(results[start:start + page_size]))
-        total = len(results)
+        matched = self._matched(parsed, filter_query) if facets or not all_copies else []
+        total = len(results) if all_copies else self._story_count(matched)
         return ResultsPage(
             query=text, total=total, page=page, page_size=page_size, sort=sort, hits=hits,
-            facets=self._facets(parsed, filter_query) if facets else {},
+            facets=self._facets(matched) if facets else {},
             suggestion=self._suggest(parsed, text) if total == 0 and text.strip() else None)
 
     def _hit(self, hit: Any, rank: int, sort: str, snippet_chars: int) -> Hit:
@@ -335,17 +350,43 @@ class Archive:
         members = len(list(self.searcher.docs_for_query(wq.Term("cluster", hit.cluster))))
         return replace(hit, copies=members - 1) if members > 1 else hit
 
-    def _facets(self, parsed: wq.Query, filter_query: wq.Query | None
-                ) -> dict[str, tuple[FacetCount, ...]]:
+    def _story_count(self, matched: list[int]) -> int:
+        """How many distinct stories match: copies of one story count once.
+
+        Whoosh's count after collapsing is not that (a copy that displaces a lower-ranked
+        copy is counted twice, and block skipping hides matches from the collapser), so the
+        matches are counted here against a cached docnum -> cluster table.
+        """
+        clusters = self._cluster_table()
+        return len({clusters[d] for d in matched})
+
+    def _cluster_table(self) -> list[str]:
+        if self._clusters is None:
+            reader = self.searcher.reader()
+            if reader.doc_count_all() == 0:
+                self._clusters = []
+            elif reader.has_column("cluster"):
+                column = reader.column_reader("cluster")
+                self._clusters = [column[d] for d in range(reader.doc_count_all())]
+            else:  # an index written before cluster was a column
+                self._clusters = [reader.stored_fields(d).get("cluster") or str(d)
+                                  for d in range(reader.doc_count_all())]
+        return self._clusters
+
+    def _matched(self, parsed: wq.Query, filter_query: wq.Query | None) -> list[int]:
+        """Every live document matching the query and the filters (unscored)."""
+        query = parsed if filter_query is None else wq.And([parsed, filter_query])
+        reader = self.searcher.reader()
+        deletions = reader.has_deletions()
+        return [d for d in self.searcher.docs_for_query(query)
+                if not deletions or not reader.is_deleted(d)]
+
+    def _facets(self, matched: list[int]) -> dict[str, tuple[FacetCount, ...]]:
         """Counts per source, year, place and topic over every match (not just this page).
 
         Whoosh's own grouping rebuilds a docnum -> values table for each query; the table is
         built once per open Archive here, so a site build or a server pays for it once.
         """
-        query = parsed if filter_query is None else wq.And([parsed, filter_query])
-        reader = self.searcher.reader()
-        matched = [d for d in self.searcher.docs_for_query(query)
-                   if not reader.has_deletions() or not reader.is_deleted(d)]
         out: dict[str, tuple[FacetCount, ...]] = {}
         for name in FACET_FIELDS:
             values = self._facet_table(name)
