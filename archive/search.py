@@ -12,6 +12,7 @@ from __future__ import annotations
 import calendar
 import math
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
@@ -21,7 +22,7 @@ from typing import Any, Literal
 from whoosh import highlight, qparser, query as wq, sorting
 from whoosh.qparser.dateparse import DateParserPlugin
 
-from archive import store
+from archive import ranking, store
 from archive.article import Article
 
 Sort = Literal["relevance", "newest", "oldest"]
@@ -45,6 +46,7 @@ MAX_QUERY_CHARS = 2000
 MAX_FUZZY_DISTANCE = 2
 #: Words longer than this get no spelling suggestion (the suggester is quadratic in length).
 _MAX_SUGGEST_WORD = 40
+_SUGGEST_WORD = re.compile(r"(?<![\w:~*?])[^\W\d_]{3,}(?![\w:~*?(])")
 
 
 def _valid_unicode(text: str) -> str:
@@ -110,10 +112,48 @@ class ResultsPage:
     hits: tuple[Hit, ...]
     facets: dict[str, tuple[FacetCount, ...]] = field(default_factory=dict)
     suggestion: str | None = None
+    relaxed: bool = False  # no article had every word: these have some (see ``relax``)
 
     @property
     def pages(self) -> int:
         return max(1, math.ceil(self.total / self.page_size)) if self.page_size else 1
+
+
+def _score_of(hit: Any) -> float | None:
+    """A hit's relevance score; a relaxed search's sort key is (missing words, -score)."""
+    score = hit.score
+    if isinstance(score, tuple):
+        score = -score[-1]
+    return round(score, 4) if score is not None else None
+
+
+def _is_plain_word(query: wq.Query) -> bool:
+    """A bare word as the parser expands it: one term ORed over the default text fields."""
+    return (isinstance(query, wq.Or)
+            and all(isinstance(sub, wq.Term) for sub in query.subqueries)
+            and sorted(sub.fieldname for sub in query.subqueries) == sorted(SEARCH_FIELDS)
+            and len({sub.text for sub in query.subqueries}) == 1)
+
+
+_QUERY_SYNTAX = re.compile(r"""["():*?~\[\]{}^<>=+]|(?:^|\s)-|\b(?:AND|OR|NOT)\b""")
+
+
+def relax(parsed: wq.Query, text: str) -> wq.Query | None:
+    """The any-word form of a query of two or more bare words, else None.
+
+    Words are ANDed, which is what news searchers expect of a short query. When no article
+    has every word, the search runs again with the words ORed, ranked by how many of the
+    words an article holds, then by score (so among equals the rarer words win); the page
+    says so (``relaxed``). Queries with operators, fields, phrases or exclusions are taken
+    as written and never relaxed.
+    """
+    if _QUERY_SYNTAX.search(text):
+        return None
+    if not isinstance(parsed, wq.And) or len(parsed.subqueries) < 2:
+        return None
+    if not all(_is_plain_word(sub) for sub in parsed.subqueries):
+        return None
+    return wq.Or(list(parsed.subqueries))
 
 
 @dataclass(frozen=True)
@@ -225,7 +265,7 @@ class Archive:
     def __init__(self, folder: Path):
         self.folder = folder
         self.index = store.open_index(folder)
-        self.searcher = self.index.searcher()
+        self.searcher = self.index.searcher(weighting=ranking.weighting())
         self.parser = self._make_parser()
         self._facet_tables: dict[str, dict[int, list[str]]] = {}
         self._clusters: list[str] | None = None
@@ -310,14 +350,17 @@ class Archive:
         sortedby = None if sort == "relevance" else sorting.MultiFacet([
             sorting.FieldFacet("dated", reverse=True),
             sorting.FieldFacet("date", reverse=sort == "newest")])
-        try:
-            results = self.searcher.search(
-                parsed, limit=page * page_size, sortedby=sortedby,
-                filter=filter_query, terms=True,
-                collapse=None if all_copies else "cluster", collapse_limit=1)
-        except Exception as exc:  # e.g. a phrase on a field without positions
-            reason = " ".join(str(exc).split()) or type(exc).__name__
-            raise QueryError(f"cannot run query {_shown(text)}: {reason}") from None
+        results = self._collect(parsed, text, page * page_size, sortedby, filter_query,
+                                all_copies)
+        suggestion, relaxed = None, False
+        if results.is_empty() and text.strip():
+            suggestion = self._suggest(parsed, text)
+            any_word = relax(parsed, text)
+            if any_word is not None:
+                results = self._collect(any_word, text, page * page_size,
+                                        sortedby or self._most_words_first(any_word),
+                                        filter_query, all_copies)
+                parsed, relaxed = any_word, not results.is_empty()
         results.fragmenter = highlight.ContextFragmenter(maxchars=snippet_chars, surround=60)
         results.formatter = _SegmentFormatter()
         start = (page - 1) * page_size
@@ -328,7 +371,27 @@ class Archive:
         return ResultsPage(
             query=text, total=total, page=page, page_size=page_size, sort=sort, hits=hits,
             facets=self._facets(matched) if facets else {},
-            suggestion=self._suggest(parsed, text) if total == 0 and text.strip() else None)
+            suggestion=suggestion, relaxed=relaxed)
+
+    def _most_words_first(self, any_word: wq.Query) -> sorting.MultiFacet:
+        """Order for a relaxed query: articles with more of the words first, then by score."""
+        word_docs = [frozenset(self.searcher.docs_for_query(word))
+                     for word in any_word.subqueries]
+
+        def missing_words(searcher: Any, docnum: int) -> int:
+            return sum(docnum not in docs for docs in word_docs)
+
+        return sorting.MultiFacet([sorting.FunctionFacet(missing_words), sorting.ScoreFacet()])
+
+    def _collect(self, query: wq.Query, text: str, limit: int, sortedby: Any,
+                 filter_query: wq.Query | None, all_copies: bool) -> Any:
+        try:
+            return self.searcher.search(
+                query, limit=limit, sortedby=sortedby, filter=filter_query, terms=True,
+                collapse=None if all_copies else "cluster", collapse_limit=1)
+        except Exception as exc:  # e.g. a phrase on a field without positions
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise QueryError(f"cannot run query {_shown(text)}: {reason}") from None
 
     def _hit(self, hit: Any, rank: int, sort: str, snippet_chars: int) -> Hit:
         stored = hit.fields()
@@ -341,7 +404,7 @@ class Archive:
             date_source=stored.get("date_source", "unknown"), source=stored.get("source", ""),
             url=stored.get("url", ""), places=store._split_list(stored.get("place")),
             topics=store._split_list(stored.get("topic")), snippet=tuple(snippet),
-            score=round(hit.score, 4) if sort == "relevance" and hit.score is not None else None,
+            score=_score_of(hit) if sort == "relevance" else None,
             rank=rank, cluster=stored.get("cluster", ""))
 
     def _with_copies(self, hit: Hit) -> Hit:
@@ -425,15 +488,35 @@ class Archive:
         return self._displays[(name, key)]
 
     def _suggest(self, parsed: wq.Query, text: str) -> str | None:
+        """The query with each unknown word replaced by the closest title word, if any.
+
+        Whoosh's ``correct_query`` corrects the *analysed* terms, which are stems here
+        ("goverment" -> "gover"), so its suggestions are words near the stem ("move").
+        The words as typed are corrected instead, against the unstemmed title words
+        (``spelling=True``), and only those that match no article.
+        """
         if any(len(word) > _MAX_SUGGEST_WORD for word in text.split()):
             return None
         try:
-            correction = self.searcher.correct_query(parsed, text)
-        except Exception:  # suggestions are a courtesy; never fail a search over one
+            corrector = self.searcher.corrector("title")
+        except Exception:  # an index without spelling words; suggestions are a courtesy
             return None
-        if correction.string and correction.string != text:
-            return correction.string
-        return None
+        analyzer = self.index.schema["body"].analyzer
+
+        def fix(match: re.Match[str]) -> str:
+            word = match.group(0)
+            if word in ("AND", "OR", "NOT", "TO") or match.start() and \
+                    text[match.start() - 1] == ":":
+                return word
+            terms = [t.text for t in analyzer(word)]
+            if not terms or any(self.searcher.doc_frequency(name, term)
+                                for term in terms for name in SEARCH_FIELDS):
+                return word
+            found = corrector.suggest(word.lower(), limit=1, maxdist=2)
+            return found[0] if found else word
+
+        fixed = _SUGGEST_WORD.sub(fix, text)
+        return fixed if fixed != text else None
 
     # -- free-text ranking (``archive eval``) -------------------------------------------------
 
@@ -442,15 +525,18 @@ class Archive:
 
         The text is never parsed as query syntax (a CISI query with ``(``, ``:`` or ``NOT`` in
         it means those words, not operators): it goes through the fields' own analyzer, and
-        each distinct term becomes ``Term(field, term)`` for every text field, all ORed, so a
+        each distinct term becomes ``Term(field, term)`` for every text field, all ORed (boosted by
+        how often the word occurs in the query), so a
         document matching more (and rarer) words scores higher under BM25F. None when no term
         survives analysis (e.g. only stop words).
         """
         analyzer = self.index.schema[SEARCH_FIELDS[0]].analyzer
-        terms = list(dict.fromkeys(t.text for t in analyzer(text)))
-        if not terms:
+        counts = Counter(t.text for t in analyzer(text))
+        if not counts:
             return None
-        return wq.Or([wq.Term(name, term) for term in terms for name in SEARCH_FIELDS])
+        # a word said k times weighs k (textbook BM25's query term frequency)
+        return wq.Or([wq.Term(name, term, boost=float(k))
+                      for term, k in counts.items() for name in SEARCH_FIELDS])
 
     def rank(self, text: str, limit: int = 1000) -> list[tuple[str, float]]:
         """The top ``limit`` articles for free ``text`` as (doc key, score), best first.
@@ -606,7 +692,7 @@ def page_to_dict(page: ResultsPage) -> dict[str, Any]:
         "limit": page.page_size, "sort": page.sort,
         "hits": [hit_to_dict(h) for h in page.hits],
         "facets": {name: [asdict(f) for f in counts] for name, counts in page.facets.items()},
-        "suggestion": page.suggestion,
+        "suggestion": page.suggestion, "relaxed": page.relaxed,
     }
 
 

@@ -26,7 +26,36 @@ def test_words_are_anded_by_default(search) -> None:  # noqa: ANN001
     assert search("volcano ash") == [VOLCANO]
     assert search("volcano AND ash") == [VOLCANO]
     assert search("symphony") and search("election")
-    assert search("symphony election") == []  # each matches something, never both together
+    assert search('"symphony" election') == []  # each matches something, never both together
+
+
+def test_bare_words_no_article_has_together_fall_back_to_any_word(news_index) -> None:  # noqa: ANN001
+    page = news_index.json("search", "symphony election")
+    assert page["relaxed"] is True
+    assert set(hit["id"] for hit in page["hits"]) == {ELECTION, ORCHESTRA, HARVEST}
+    assert "No article has every word of symphony election" in \
+        news_index("search", "symphony election").stdout
+    assert news_index.json("search", "volcano ash")["relaxed"] is False
+
+
+@pytest.mark.parametrize("query", ['title:symphony election', 'symphony -orchestra election',
+                                   '"symphony" election', 'symphony AND election'])
+def test_queries_with_syntax_are_never_relaxed(news_index, query: str) -> None:  # noqa: ANN001
+    page = news_index.json("search", query, exit_code=1)
+    assert (page["total"], page["relaxed"]) == (0, False)
+
+
+def test_relaxed_results_rank_articles_with_more_of_the_words_first(search) -> None:  # noqa: ANN001
+    # volcano.txt has "volcano", "fishing" and "village"; election.txt "fishing" and "village"
+    ranked = search("volcano fishing village symphony")
+    assert ranked[0] == VOLCANO and ranked.index(ELECTION) < ranked.index(ORCHESTRA)
+
+
+def test_a_misspelt_word_is_suggested_from_the_word_as_typed(news_index) -> None:  # noqa: ANN001
+    # Whoosh's own correct_query corrects the stems ("vilag"), suggesting words near those
+    page = news_index.json("search", "volcanoes vilage erupst")
+    assert page["suggestion"] == "volcanoes village erupts"
+    assert page["relaxed"] and page["hits"][0]["id"] == VOLCANO  # "volcanoes" alone matched
 
 
 def test_or_matches_either_word(search) -> None:  # noqa: ANN001
