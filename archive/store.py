@@ -199,6 +199,17 @@ class IndexDamaged(IndexMissing):
                                  "`archive index --rebuild PATHS` to restore it from the inputs")
 
 
+class IndexOutdated(IndexMissing):
+    """The index was built by an older version whose schema lacks fields this one needs."""
+
+    def __init__(self, folder: Path, missing: list[str]):
+        self.folder = folder
+        self.missing = missing
+        Exception.__init__(self, f"the index at {folder} was built by an older version of "
+                                 f"newsarchive (it lacks the fields {', '.join(missing)}): run "
+                                 "`archive index --rebuild PATHS` to rebuild it")
+
+
 class IndexBusy(Exception):
     """Another writer holds the index lock."""
 
@@ -334,6 +345,16 @@ def exists(folder: Path) -> bool:
 
 
 def open_index(folder: Path) -> index.Index:
+    """The index at ``folder``, at its newest usable generation, checked to be current."""
+    ix = _open_newest_usable(folder)
+    missing = sorted(set(build_schema().names()) - set(ix.schema.names()))
+    if missing:
+        ix.close()
+        raise IndexOutdated(folder, missing)
+    return ix
+
+
+def _open_newest_usable(folder: Path) -> index.Index:
     """Open the newest generation whose TOC reads and whose segment files are all there.
 
     An older generation is used only when the newest is unusable (a power cut before the
