@@ -269,6 +269,7 @@ class Archive:
         self.parser = self._make_parser()
         self._facet_tables: dict[str, dict[int, list[str]]] = {}
         self._clusters: list[str] | None = None
+        self._cluster_sizes: Counter[str] | None = None  # live articles per cluster
         self._displays: dict[tuple[str, str], str] = {}
         self._doc_keys: dict[int, str] = {}  # docnum -> external_id or id, for rank()
 
@@ -410,7 +411,13 @@ class Archive:
     def _with_copies(self, hit: Hit) -> Hit:
         if not hit.cluster:
             return hit
-        members = len(list(self.searcher.docs_for_query(wq.Term("cluster", hit.cluster))))
+        if self._cluster_sizes is None:
+            reader = self.searcher.reader()
+            deletions = reader.has_deletions()
+            self._cluster_sizes = Counter(
+                cluster for docnum, cluster in enumerate(self._cluster_table())
+                if not deletions or not reader.is_deleted(docnum))
+        members = self._cluster_sizes.get(hit.cluster, 1)
         return replace(hit, copies=members - 1) if members > 1 else hit
 
     def _story_count(self, matched: list[int]) -> int:
