@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from whoosh import highlight, qparser, query as wq, sorting
+from whoosh import highlight, qparser, query as wq, searching as whoosh_searching, sorting
 from whoosh.qparser.dateparse import DateParserPlugin
 
 from archive import ranking, store
@@ -351,28 +351,40 @@ class Archive:
         sortedby = None if sort == "relevance" else sorting.MultiFacet([
             sorting.FieldFacet("dated", reverse=True),
             sorting.FieldFacet("date", reverse=sort == "newest")])
-        results = self._collect(parsed, text, page * page_size, sortedby, filter_query,
-                                all_copies)
+        results = self._collect(parsed, text, sortedby, filter_query)
         suggestion, relaxed = None, False
         if results.is_empty() and text.strip():
             suggestion = self._suggest(parsed, text)
             any_word = relax(parsed, text)
             if any_word is not None:
-                results = self._collect(any_word, text, page * page_size,
+                results = self._collect(any_word, text,
                                         sortedby or self._most_words_first(any_word),
-                                        filter_query, all_copies)
-                parsed, relaxed = any_word, not results.is_empty()
+                                        filter_query)
+                relaxed = not results.is_empty()
         results.fragmenter = highlight.ContextFragmenter(maxchars=snippet_chars, surround=60)
         results.formatter = _SegmentFormatter()
+        ranked = results.top_n if all_copies else self._one_per_story(results.top_n)
         start = (page - 1) * page_size
-        hits = tuple(self._with_copies(self._hit(hit, start + n + 1, sort, snippet_chars))
-                     for n, hit in enumerate(results[start:start + page_size]))
-        matched = self._matched(parsed, filter_query) if facets or not all_copies else []
-        total = len(results) if all_copies else self._story_count(matched)
+        hits = tuple(
+            self._with_copies(self._hit(whoosh_searching.Hit(results, docnum, n, key),
+                                        n + 1, sort, snippet_chars))
+            for n, (key, docnum) in enumerate(ranked[start:start + page_size], start))
         return ResultsPage(
-            query=text, total=total, page=page, page_size=page_size, sort=sort, hits=hits,
-            facets=self._facets(matched) if facets else {},
+            query=text, total=len(ranked), page=page, page_size=page_size, sort=sort,
+            hits=hits, facets=self._facets(sorted(results.docs())) if facets else {},
             suggestion=suggestion, relaxed=relaxed)
+
+    def _one_per_story(self, ranked: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
+        """Collapse wire copies: the first (best-ranked) article of each cluster."""
+        clusters = self._cluster_table()
+        seen: set[str] = set()
+        kept = []
+        for key, docnum in ranked:
+            cluster = clusters[docnum]
+            if cluster not in seen:
+                seen.add(cluster)
+                kept.append((key, docnum))
+        return kept
 
     def _most_words_first(self, any_word: wq.Query) -> sorting.MultiFacet:
         """Order for a relaxed query: articles with more of the words first, then by score."""
@@ -384,12 +396,18 @@ class Archive:
 
         return sorting.MultiFacet([sorting.FunctionFacet(missing_words), sorting.ScoreFacet()])
 
-    def _collect(self, query: wq.Query, text: str, limit: int, sortedby: Any,
-                 filter_query: wq.Query | None, all_copies: bool) -> Any:
+    def _collect(self, query: wq.Query, text: str, sortedby: Any,
+                 filter_query: wq.Query | None) -> Any:
+        """Every match, scored (or sort-keyed) and ranked, in one pass.
+
+        One unlimited pass is about twice as fast here as Whoosh's top-N collector with
+        block skipping: the page needs the total and the facets need every match anyway,
+        which that collector would get with a second pass over the postings. Collapsing
+        wire copies is then a walk down the ranked list (``_one_per_story``).
+        """
         try:
-            return self.searcher.search(
-                query, limit=limit, sortedby=sortedby, filter=filter_query, terms=True,
-                collapse=None if all_copies else "cluster", collapse_limit=1)
+            return self.searcher.search(query, limit=None, sortedby=sortedby,
+                                        filter=filter_query, terms=True)
         except Exception as exc:  # e.g. a phrase on a field without positions
             reason = " ".join(str(exc).split()) or type(exc).__name__
             raise QueryError(f"cannot run query {_shown(text)}: {reason}") from None
@@ -420,16 +438,6 @@ class Archive:
         members = self._cluster_sizes.get(hit.cluster, 1)
         return replace(hit, copies=members - 1) if members > 1 else hit
 
-    def _story_count(self, matched: list[int]) -> int:
-        """How many distinct stories match: copies of one story count once.
-
-        Whoosh's count after collapsing is not that (a copy that displaces a lower-ranked
-        copy is counted twice, and block skipping hides matches from the collapser), so the
-        matches are counted here against a cached docnum -> cluster table.
-        """
-        clusters = self._cluster_table()
-        return len({clusters[d] for d in matched})
-
     def _cluster_table(self) -> list[str]:
         if self._clusters is None:
             reader = self.searcher.reader()
@@ -442,14 +450,6 @@ class Archive:
                 self._clusters = [reader.stored_fields(d).get("cluster") or str(d)
                                   for d in range(reader.doc_count_all())]
         return self._clusters
-
-    def _matched(self, parsed: wq.Query, filter_query: wq.Query | None) -> list[int]:
-        """Every live document matching the query and the filters (unscored)."""
-        query = parsed if filter_query is None else wq.And([parsed, filter_query])
-        reader = self.searcher.reader()
-        deletions = reader.has_deletions()
-        return [d for d in self.searcher.docs_for_query(query)
-                if not deletions or not reader.is_deleted(d)]
 
     def _facets(self, matched: list[int]) -> dict[str, tuple[FacetCount, ...]]:
         """Counts per source, year, place and topic over every match (not just this page).
