@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from archive.article import Article
 from archive.sources import IngestError, SourceFile
 from archive.sources.feeds import html_to_text, read
+from fuzzing import EDITS, mutate
 
 RSS2 = """<?xml version="1.0" encoding="utf-8"?>
 <rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"
@@ -199,24 +200,6 @@ def test_html_to_text() -> None:
     assert html_to_text("a < b and c") == "a < b and c"
     assert html_to_text("<ul><li>one</li><li>two</li></ul>") == "one\n\ntwo"
     assert html_to_text("") == ""
-
-
-def mutate(data: bytes, edits: list[tuple[int, int, int]]) -> bytes:
-    """Apply (kind, position, byte) edits: 0 flips bits, 1 deletes, 2 inserts."""
-    buf = bytearray(data)
-    for kind, position, value in edits:
-        at = position % (len(buf) + 1)
-        if kind == 0 and at < len(buf):
-            buf[at] ^= value or 0xFF
-        elif kind == 1 and at < len(buf):
-            del buf[at:at + 1 + value % 64]
-        else:
-            buf[at:at] = bytes([value]) * (1 + value % 8)
-    return bytes(buf)
-
-
-EDITS = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1 << 16), st.integers(0, 255)),
-                 max_size=12)
 
 
 @settings(max_examples=50, deadline=None,

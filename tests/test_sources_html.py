@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from archive.article import Article
 from archive.sources import IngestError, SourceFile
 from archive.sources.html import article_from_html, read
+from fuzzing import EDITS, mutate
 
 PAGE = """<!DOCTYPE html>
 <html lang="en-GB">
@@ -176,24 +177,6 @@ def test_short_article_is_kept_but_menus_alone_are_not(tmp_path: Path) -> None:
 def test_page_without_text_is_an_ingest_error(tmp_path: Path, page: str) -> None:
     with pytest.raises(IngestError, match="no article text found"):
         list(read(source_for(tmp_path, "empty.html", page)))
-
-
-def mutate(data: bytes, edits: list[tuple[int, int, int]]) -> bytes:
-    """Apply (kind, position, byte) edits: 0 flips bits, 1 deletes, 2 inserts."""
-    buf = bytearray(data)
-    for kind, position, value in edits:
-        at = position % (len(buf) + 1)
-        if kind == 0 and at < len(buf):
-            buf[at] ^= value or 0xFF
-        elif kind == 1 and at < len(buf):
-            del buf[at:at + 1 + value % 64]
-        else:
-            buf[at:at] = bytes([value]) * (1 + value % 8)
-    return bytes(buf)
-
-
-EDITS = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1 << 16), st.integers(0, 255)),
-                 max_size=12)
 
 
 @settings(max_examples=50, deadline=None,

@@ -17,6 +17,7 @@ from warcio.warcwriter import WARCWriter
 from archive.article import Article
 from archive.sources import IngestError, SourceFile
 from archive.sources.warc import read
+from fuzzing import mutate
 
 DATED_PAGE = b"""<!DOCTYPE html><html lang="en"><head>
 <title>Harbour bridge reopens | The Coastal Herald</title>
@@ -173,20 +174,6 @@ def test_memory_does_not_grow_with_the_archive(tmp_path: Path) -> None:
     finally:
         tracemalloc.stop()
     assert peak < 8_000_000
-
-
-def mutate(data: bytes, edits: list[tuple[int, int, int]]) -> bytes:
-    """Apply (kind, position, byte) edits: 0 flips bits, 1 deletes, 2 inserts."""
-    buf = bytearray(data)
-    for kind, position, value in edits:
-        at = position % (len(buf) + 1)
-        if kind == 0 and at < len(buf):
-            buf[at] ^= value or 0xFF
-        elif kind == 1 and at < len(buf):
-            del buf[at:at + 1 + value % 64]
-        else:
-            buf[at:at] = bytes([value]) * (1 + value % 8)
-    return bytes(buf)
 
 
 EDITS = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1 << 16), st.integers(0, 255)),
