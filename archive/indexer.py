@@ -78,11 +78,20 @@ class Indexer:
     """Incrementally brings the index at ``folder`` in line with the given input paths."""
 
     def __init__(self, folder: Path, *, lock_timeout: float = 10.0, commit_every: int = 5000,
-                 options: ReaderOptions | None = None):
+                 options: ReaderOptions | None = None, procs: int | None = None,
+                 split_min: int = store.SPLIT_MIN_DOCS):
         self.folder = folder
         self.lock_timeout = lock_timeout
         self.commit_every = commit_every
         self.options = options or ReaderOptions()
+        #: writer processes: a commit of at least ``split_min`` new articles is written as
+        #: that many segments at once (store.SplitWriter); 1 writes everything here
+        self.procs = store.default_procs() if procs is None else max(1, procs)
+        self.split_min = split_min
+
+    def _writer(self, ix):  # noqa: ANN001, ANN202
+        return store.open_writer(ix, self.folder, self.lock_timeout, procs=self.procs,
+                                 split_min=self.split_min)
 
     def run(self, paths: Sequence[str | Path], *, rebuild: bool = False,
             progress: Progress | None = None,
@@ -96,16 +105,22 @@ class Indexer:
         report.passed_over += discovery.passed_over
         ix = store.recreate_index(self.folder, self.lock_timeout) if rebuild \
             else store.open_or_create(self.folder)
-        manifest = {} if rebuild else store.read_manifest(self.folder)
-        self.finder = self._load_finder(ix, rebuild)
+        read = {} if rebuild else store.read_manifest(self.folder)
+        # The duplicate finder is loaded on first use: a run that reads and deletes nothing
+        # never pays for loading (and re-saving) the signatures of the whole archive.
+        # (A rebuild starts from an empty one, saved whatever happens, so no stale file stays.)
+        self._ix, self._rebuild = ix, rebuild
+        self._finder: DuplicateFinder | None = DuplicateFinder() if rebuild else None
         self.restamp: dict[str, str] = {}
         self.old_searcher = ix.searcher()
         # The index is the truth, the manifest may lag it (a run killed between a commit and
         # the manifest write): a path already in the index is replaced, never added twice.
         self.indexed = store.indexed_paths(self.old_searcher)
-        manifest = {name: state for name, state in manifest.items()
+        manifest = {name: state for name, state in read.items()
                     if name in self.indexed or not state.articles}
-        w = store.open_writer(ix, self.folder, self.lock_timeout)
+        self._manifest_stale = manifest != read or rebuild
+        self._written = False  # whether the open writer holds any addition or deletion
+        w = self._writer(ix)
         try:
             pending = _Pending()
             seen: set[str] = set()
@@ -116,10 +131,15 @@ class Indexer:
                     progress(source)
                 if pending.articles >= self.commit_every:
                     w.commit()
+                    self._written = False
                     self._settle(manifest, pending)
-                    w = store.open_writer(ix, self.folder, self.lock_timeout)
+                    w = self._writer(ix)
             self._remove_missing(w, paths, manifest, seen, pending, report)
-            w.commit()
+            if self._written or rebuild or getattr(ix, "broken", None) \
+                    or not store.toc_generations(self.folder):
+                w.commit()
+            else:  # nothing to write: leave the segments and the TOC as they are
+                store.discard_writer(w, self.folder)
         except BaseException:
             store.abandon_writer(w)
             raise
@@ -127,10 +147,20 @@ class Indexer:
             self.old_searcher.close()
         self._settle(manifest, pending)
         self._restamp_clusters(ix)
-        clusters = self.finder.clusters()
-        report.clusters = len(clusters)
-        report.copies = sum(len(m) - 1 for m in clusters.values())
+        stats = None if self._finder is not None else \
+            DuplicateFinder.saved_stats(self.folder / DUPLICATES)
+        if stats is None:
+            clusters = self.finder.clusters()
+            stats = len(clusters), sum(len(m) - 1 for m in clusters.values())
+        report.clusters, report.copies = stats
         return report
+
+    @property
+    def finder(self) -> DuplicateFinder:
+        """The wire-copy clusters of the index being written, loaded on first use."""
+        if self._finder is None:
+            self._finder = self._load_finder(self._ix, self._rebuild)
+        return self._finder
 
     # -- one file ---------------------------------------------------------------------------
 
@@ -182,16 +212,20 @@ class Indexer:
         articles = [self.finder.add_article(a) for a in articles]
         self.restamp.update(self.finder.pop_changes())
         store.add_articles(w, articles)
+        self._written = True
         pending.articles += len(articles)
         pending.states[source.relative] = store.FileState(
             info.st_size, info.st_mtime_ns, digest, len(articles))
 
     def _forget(self, w, relative: str) -> None:
         """Delete a file's articles from the index and from the duplicate finder."""
-        for stored in self.old_searcher.documents(path=relative):
-            self.finder.remove(stored["id"])
-        self.restamp.update(self.finder.pop_changes())
+        ids = [stored["id"] for stored in self.old_searcher.documents(path=relative)]
+        if ids:
+            for article_id in ids:
+                self.finder.remove(article_id)
+            self.restamp.update(self.finder.pop_changes())
         w.delete_by_term("path", relative)
+        self._written = True
 
     def _load_finder(self, ix, rebuild: bool) -> DuplicateFinder:
         """The saved wire-copy clusters; rebuilt from the index if missing or unreadable."""
@@ -269,11 +303,15 @@ class Indexer:
         manifest still lacks the files, so the next run reads them again and the finder
         simply replaces their entries.
         """
-        self.finder.save(self.folder / DUPLICATES)
-        manifest.update(pending.states)
-        for name in pending.gone:
-            manifest.pop(name, None)
-        store.write_manifest(self.folder, manifest)
+        if self._finder is not None:  # not loaded: nothing was added or removed
+            self._finder.save(self.folder / DUPLICATES)
+        if pending.states or pending.gone or self._manifest_stale \
+                or not (self.folder / store.MANIFEST).exists():
+            manifest.update(pending.states)
+            for name in pending.gone:
+                manifest.pop(name, None)
+            store.write_manifest(self.folder, manifest)
+            self._manifest_stale = False
         pending.states.clear()
         pending.gone.clear()
         pending.articles = 0

@@ -150,7 +150,9 @@ def bench_corpus(name: str, source: Path, work: Path) -> list[dict[str, Any]]:
 
 
 def _pick(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: result[k] for k in ("seconds", "cpu_seconds", "bytes", "peak_rss_mb")}
+    picked = {k: result[k] for k in ("seconds", "cpu_seconds", "bytes", "peak_rss_mb")}
+    picked["procs"] = result.get("procs")  # writer processes the run chose (load-dependent)
+    return picked
 
 
 def run(corpora: Sequence[tuple[str, Path]], work: Path) -> list[dict[str, Any]]:
@@ -165,7 +167,7 @@ COLUMNS = [("corpus", "corpus", ""), ("system", "system", ""), ("step", "step", 
            ("cpu_seconds", "CPU s", ".2f"), ("docs_per_s", "docs/s", ",.0f"),
            ("vs_fts5", "x FTS5", ".1f"), ("cpu_vs_fts5", "CPU x FTS5", ".1f"),
            ("vs_full", "x full", ".3f"), ("peak_rss_mb", "peak RSS MB", ".0f"),
-           ("mb", "size MB", ".1f")]
+           ("mb", "size MB", ".1f"), ("procs", "procs", "")]
 
 
 def finish(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -40,10 +40,12 @@ def archive_build(inputs: list[str], index: str, rebuild: bool, **opts: Any) -> 
     """``archive index`` as the CLI runs it (read + enrich + write + commit)."""
     from archive.indexer import Indexer
 
+    indexer = Indexer(Path(index))  # writer processes: store.default_procs(), recorded
     started = time.perf_counter()
-    report = Indexer(Path(index)).run(inputs, rebuild=rebuild)
+    report = indexer.run(inputs, rebuild=rebuild)
     seconds = time.perf_counter() - started
-    return {"seconds": seconds, "added": report.added, "updated": report.updated,
+    return {"seconds": seconds, "procs": indexer.procs, "added": report.added,
+            "updated": report.updated,
             "unchanged": report.unchanged, "removed": report.removed,
             "files_read": report.files_read, "bytes": folder_bytes(Path(index))}
 
