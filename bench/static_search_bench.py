@@ -25,8 +25,9 @@ Per corpus, in one run:
    is smaller (Pagefind's index files are gzip already). *First* = a fresh browser context
    (empty cache) opens the search page and runs the query until the network is quiet: client
    code included, the HTML page itself not. The archive page is the site's search markup
-   (``page_markup``): its UI shows the first ten results with excerpts and then fetches exact
-   totals and filter counts. The Pagefind page imports ``pagefind/pagefind.js`` and runs
+   (``page_markup``): its UI shows the first ten results with excerpts; exact totals and filter
+   counts (and their code, ``counts.js``) load only when a visitor opens the filter panel, which
+   the *+counts* node column measures. The Pagefind page imports ``pagefind/pagefind.js`` and runs
    ``pagefind.search(q)`` and ``data()`` of the top ten results (a fragment each), i.e. what
    a results list of ten needs (Pagefind's own UI shows five first). *Later* = the next query
    in the same page after the earlier ones: only what it newly fetched.
@@ -78,7 +79,7 @@ const { join } = require("node:path");
 const vm = require("node:vm");
 const zlib = require("node:zlib");
 const [site, queriesFile] = process.argv.slice(1); // node -e: no script path
-for (const f of ["analysis-classic.js", "engine.js"]) {  // ui.js needs a DOM: sized only
+for (const f of ["search.js", "counts.js"]) {  // ui.js (in search.js) stands aside without a DOM
   vm.runInThisContext(readFileSync(join(site, "assets/search", f), "utf-8"));
 }
 const { Engine } = globalThis.ArchiveSearch;
@@ -88,8 +89,10 @@ const gz = (name) => {
   if (!sizes.has(name)) sizes.set(name, zlib.gzipSync(readFileSync(join(base, name + ".js")), { level: 6 }).length);
   return sizes.get(name);
 };
-const clientBytes = ["analysis-classic.js", "engine.js", "ui.js"]
-  .reduce((a, f) => a + zlib.gzipSync(readFileSync(join(site, "assets/search", f)), { level: 6 }).length, 0);
+const gzFile = (f) => zlib.gzipSync(readFileSync(join(site, "assets/search", f)), { level: 6 }).length;
+// What the page loads up front; counts.js comes only with the filter panel (the +counts column).
+const clientBytes = gzFile("search.js");
+const countsCode = gzFile("counts.js");
 const loader = async (name) => {
   let got;
   new Function("__archiveBundle", readFileSync(join(base, name + ".js"), "utf-8"))((n, d) => { got = d; });
@@ -114,7 +117,7 @@ async function page(engine, q, complete) {
     out.push({
       q, exact: r.exact,
       first: clientBytes + bytesOf(firstNames), firstRequests: firstNames.length + 3,
-      counts: clientBytes + bytesOf(cold.load.requests),
+      counts: clientBytes + countsCode + bytesOf(cold.load.requests),
       later: bytesOf(warm.load.requests.slice(before)), laterRequests: warm.load.requests.length - before,
     });
   }
@@ -415,9 +418,9 @@ def sample(queries: list[str], count: int) -> list[str]:
 
 
 PARTS = (("client code", re.compile(r"/assets/search/|/pagefind/[^/]+\.(js|pagefind)$")),
-         ("meta", re.compile(r"/bundle/meta\.js$|pagefind-entry\.json$|\.pf_meta$")),
+         ("meta", re.compile(r"/bundle/(meta|d/\d+)\.js$|pagefind-entry\.json$|\.pf_meta$")),
          ("postings", re.compile(r"/bundle/[tp]/|\.pf_index$")),
-         ("filters/counts", re.compile(r"/bundle/[cf]/|\.pf_filter$")),
+         ("filters/counts", re.compile(r"/bundle/([cf]/|facets\.js$)|\.pf_filter$")),
          ("shown results", re.compile(r"/bundle/a/|\.pf_fragment$")))
 
 
@@ -607,8 +610,11 @@ def table(results: list[dict]) -> str:
                 "–")) + " |")
             continue
         pb = p.get("browser", {})
+        version = p.get("version", "Pagefind")
+        if p.get("when"):   # carried over from an earlier run (this one used --no-pagefind)
+            version += f" (run {p['when'][:10]})"
         lines.append("| " + " | ".join(str(v) for v in (
-            f"{r['corpus']} ({r['articles']:,})", p.get("version", "Pagefind"),
+            f"{r['corpus']} ({r['articles']:,})", version,
             f"{b['wall_s']} ({b['cpu_s']})", b["peak_rss_mb"], p["bundle_mb"],
             f"{p['files']:,}", _pair(pb.get("first_kb")), _pair(pb.get("later_kb")),
             f"{pb.get('first_requests', '–')} / {pb.get('later_requests', '–')}", "–",
@@ -653,13 +659,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--json", type=Path, default=RESULTS, help="where to write the results")
     args = parser.parse_args(argv)
     work = args.keep or Path(tempfile.mkdtemp(prefix="static-search-bench-"))
+    earlier = previous_when(args.json)
     results: list[dict] = []
     try:
         for spec in args.indexes:
             name, _, folder = spec.partition("=")
             results.append(bench(name, Path(folder), args, work))
             print(json.dumps(results[-1]), file=sys.stderr, flush=True)
-            _save(args.json, results)   # after each corpus: a long run keeps what it measured
+            _save(args.json, results, earlier)   # after each corpus: a long run keeps it
         print(table(results))
         print()
         print(parts_table(results))
@@ -669,7 +676,17 @@ def main(argv: list[str] | None = None) -> list[dict]:
     return results
 
 
-def _save(path: Path, results: list[dict]) -> None:
+def previous_when(path: Path) -> str | None:
+    """When the results file at ``path`` was last written (its machine record)."""
+    try:
+        return json.loads(path.read_text())["machine"]["when"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _save(path: Path, results: list[dict], earlier: str | None = None) -> None:
+    """Write ``results`` into ``path``, keeping other corpora's; ``earlier`` is when the file
+    was written before this run (the date of a Pagefind row carried over)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     previous: dict[str, Any] = {}
     if path.is_file():
@@ -678,6 +695,11 @@ def _save(path: Path, results: list[dict]) -> None:
         except (ValueError, KeyError, TypeError):
             previous = {}
     for r in results:   # corpora benched in separate runs accumulate, newest wins
+        old = previous.get(r["corpus"])
+        if old and not r["pagefind"].get("ran") and old["pagefind"].get("ran"):
+            # --no-pagefind: keep the earlier Pagefind figures, marked with their run date
+            r = {**r, "pagefind": {"when": old.get("when") or earlier, **old["pagefind"]}}
+        r.setdefault("when", time.strftime("%Y-%m-%d %H:%M:%S"))
         previous[r["corpus"]] = r
     path.write_text(json.dumps({"machine": machine(), "corpora": list(previous.values()),
                                 "table": table(list(previous.values())),

@@ -22,6 +22,7 @@ from archive.article import Article
 from archive.search import Archive
 from archive.site import static_search as ss
 from archive.site import static_search_reference as ref
+from archive.site import urls
 from archive.site.files import OutputFolder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,9 +118,62 @@ def test_articles_are_numbered_oldest_first_and_undated_last(fixture_site) -> No
 
 def test_article_file_has_metadata_text_and_page_path(fixture_site) -> None:  # noqa: ANN001
     _, site, _ = fixture_site
-    record = _reader(site).article(0)
-    assert {"id", "t", "d", "s", "pl", "tp", "u", "b", "c"} <= set(record)
-    assert re.fullmatch(r"\d{4}/\d\d/\d\d/[a-z0-9-]+/index\.html", record["u"])
+    _, record = ss.parse_script((site / "search" / "bundle" / "a" / "0.js").read_bytes())
+    assert {"t", "d", "s", "u", "b"} <= set(record) <= {"t", "d", "s", "pl", "u", "b", "c"}
+    full = _reader(site).article(0)   # + id (from i/0) and page path
+    assert re.fullmatch(r"story-\d{3}-[0-9a-f]{5}", full["id"])
+    assert re.fullmatch(r"\d{4}/\d\d/\d\d/[a-z0-9-]+/index\.html", full["path"])
+    reader = _reader(site)
+    for n in range(reader.n):   # dated and undated: the path the site's page has
+        a = reader.article(n)
+        date = datetime.fromisoformat(a["d"]) if a["d"] else None
+        assert a["path"] == urls.article_path(a["id"], a["t"], date), a
+
+
+def test_meta_is_small_and_day_tables_load_only_when_needed(fixture_site) -> None:  # noqa: ANN001
+    """A first query loads a tiny meta (years only); a day table is fetched only when a date
+    range starts or ends inside a year, and then only that year's."""
+    _, site, _ = fixture_site
+    meta_file = site / "search" / "bundle" / "meta.js"
+    _, meta = ss.parse_script(meta_file.read_bytes())
+    assert "days" not in meta and "facets" not in meta
+    assert [y for y, _ in meta["years"]] == [2016, 2017, 2018]
+    assert meta_file.stat().st_size < 400
+    reader = _reader(site)
+    ref.search(reader, "oil", facets=False)
+    assert not [n for n in reader.loaded if n.startswith(("d/", "facets"))]
+    ref.search(reader, "date:2017 oil", facets=False)          # whole years: meta suffices
+    assert not [n for n in reader.loaded if n.startswith("d/")]
+    ref.search(reader, "date:[2017-03-05 to 2017-06]", facets=False)
+    assert [n for n in reader.loaded if n.startswith("d/")] == ["d/2017"]
+
+
+def test_lazy_day_tables_give_the_same_ranges_as_the_dates(fixture_site) -> None:  # noqa: ANN001
+    """Every day boundary: first_from(day) is the first article dated day or later."""
+    _, site, _ = fixture_site
+    reader = _reader(site)
+    dates = [int(reader.article(n)["d"].replace("-", "")) for n in range(reader.dated)]
+    start = datetime(2015, 12, 30)
+    for offset in range(0, 3 * 366 + 5):
+        day = start + timedelta(days=offset)
+        key = day.year * 10000 + day.month * 100 + day.day
+        expected = next((n for n, d in enumerate(dates) if d >= key), reader.dated)
+        assert reader.first_from(key) == expected, key
+        assert reader.first_from(key + 1) == next(  # YYYYMMDD + 1 past a month's end too
+            (n for n, d in enumerate(dates) if d > key), reader.dated), key
+    assert reader.first_from(0) == 0 and reader.first_from(99999999 + 1) == reader.dated
+
+
+def test_facet_files_are_found_by_hash(fixture_site) -> None:  # noqa: ANN001
+    _, site, _ = fixture_site
+    reader = _reader(site)
+    for facet in ss.FACETS:
+        buckets = reader.meta["fb"][facet]
+        for b in range(buckets):
+            assert (site / "search" / "bundle" / "f" / facet / f"{b}.js").is_file()
+    assert reader.facet_numbers("source", "nowhere") == []
+    salvador = reader.facet_numbers("place", "el salvador")
+    assert salvador and all("El Salvador" in reader.article(n)["pl"] for n in salvador)
 
 
 def test_a_second_build_writes_nothing(fixture_site) -> None:  # noqa: ANN001
@@ -136,6 +190,21 @@ def test_shard_size_sets_the_file_count(fixture_site, tmp_path: Path) -> None:  
     assert big.term_shards < small.term_shards and big.files < small.files
 
 
+def test_fast_tokens_equal_the_field_analyzer() -> None:
+    """The build's one-pass tokenizer gives exactly the analyzer's tokens (pairs depend on it)."""
+    schema = store.build_schema()
+    tokens = ss._Tokens(schema["body"].analyzer)
+    assert tokens.fast is not None
+    texts = [a.body + " " + a.title for a in _articles(40)] + [
+        "Don\u2019t STOP the U.S. of A's İstanbul naïve café 3.5% x_y 10,000 o'neill’s",
+        "The the THE and-or it's its", "", "   ", "über-Größe Ölpreis 北京 日本の経済",
+    ]
+    for text in texts:
+        assert tokens._fast(text) == [t.text for t in schema["body"].analyzer(text)], text
+        assert tokens(text) == [t.text for t in schema["body"].analyzer(text)], text
+    assert tokens.fast is not None  # no difference seen: the fast path stays on
+
+
 def test_classic_analysis_wrapper_exposes_the_module_exports() -> None:
     source = "export const A = 1;\nexport function f(x) { return x; }\nconst hidden = 2;\n"
     wrapped = ss.classic_analysis(source)
@@ -148,10 +217,29 @@ def test_classic_analysis_wrapper_exposes_the_module_exports() -> None:
 def test_page_markup_has_a_labelled_query_box_and_relative_scripts() -> None:
     html = str(ss.page_markup("../"))
     assert '<label for="search-q">' in html and 'name="q"' in html
-    assert 'src="../assets/search/engine.js"' in html
+    assert 'src="../assets/search/search.js"' in html
     assert 'data-bundle="../search/bundle/"' in html and 'aria-live="polite"' in html
-    assert set(ss.asset_files()) >= {"assets/search/analysis-classic.js",
-                                     "assets/search/engine.js", "assets/search/ui.js"}
+    assert set(ss.asset_files()) == {"assets/search/search.js", "assets/search/counts.js"}
+
+
+def test_client_is_small_and_keeps_its_code_as_written() -> None:
+    """Issue 7: client code (search + UI) under 15 KB gzipped; served with whole-line comments
+    removed and nothing else changed (each code line is a line of the sources)."""
+    import gzip
+    files = ss.asset_files()
+    total = sum(len(gzip.compress(data, 6)) for data in files.values())
+    assert total < 15 * 1024, total
+    sources = "".join((ss.ASSET_FOLDER / n).read_text("utf-8")
+                      for n in ("analysis.js", "engine.js", "ui.js", "counts.js"))
+    source_lines = {line.strip().removeprefix("export ") for line in sources.splitlines()}
+    served = files["assets/search/search.js"].decode("utf-8")
+    assert "ArchiveAnalysis" in served and "class Engine" in served and "readState" in served
+    for line in served.splitlines():
+        if line.strip() and not line.startswith(("// Generated", "(function (root)", "root.",
+                                                 "})(", '"use strict"')):
+            assert line.strip() in source_lines, line
+    assert ss.without_comments("// head\n  // gone\n  /** gone */\nx = 1; // kept\n") == \
+        "// head\nx = 1; // kept\n"
 
 
 # --- the reference reader against the CLI --------------------------------------------------------
@@ -199,8 +287,9 @@ def test_summed_term_scores_reproduce_the_cli_scores(fixture_site) -> None:  # n
     reader = _reader(site)
     with Archive(index) as archive:
         for q in ("oil price", "bank rate growth", "minister talks", '"prime minister"'):
-            cli = {h.id: h.score for h in archive.search(q, page_size=20, facets=False).hits}
-            mine = {h["id"]: h["score"] for h in ref.search(reader, q, page_size=40,
+            # Every hit (titles too: the title's query-time weight must be in the pair scores).
+            cli = {h.id: h.score for h in archive.search(q, page_size=200, facets=False).hits}
+            mine = {h["id"]: h["score"] for h in ref.search(reader, q, page_size=200,
                                                             facets=False).hits}
             for id_, score in cli.items():
                 assert mine[id_] == pytest.approx(score, rel=0.02, abs=0.02), (q, id_)

@@ -307,6 +307,11 @@ class _Site:
             self.folder.write("assets/" + relative, data)
 
 
+#: The search client's sources: the search module serves them in their derived form
+#: (``assets/search/search.js`` and ``counts.js``), so they are not copied as they are.
+SEARCH_SOURCES = "search/"
+
+
 def theme_assets(env: jinja2.Environment) -> dict[str, bytes]:
     """Files under ``assets/`` of the theme folders; a user's theme overrides by name."""
     loader = env.loader
@@ -315,8 +320,9 @@ def theme_assets(env: jinja2.Environment) -> dict[str, bytes]:
     for folder in reversed(loader.searchpath):  # built-in first, the user's theme last
         assets = Path(folder) / "assets"
         for path in sorted(assets.rglob("*")) if assets.is_dir() else []:
-            if path.is_file():
-                found[path.relative_to(assets).as_posix()] = path.read_bytes()
+            relative = path.relative_to(assets).as_posix()
+            if path.is_file() and not relative.startswith(SEARCH_SOURCES):
+                found[relative] = path.read_bytes()
     return found
 
 

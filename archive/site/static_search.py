@@ -6,11 +6,13 @@ exports what its Whoosh index already knows, precomputed and split so a browser 
 
 - Articles are **numbered in date order** (oldest first, undated last), so date filters and date
   sorts are number ranges and need no per-article dates in the browser.
-- Every (term, article) pair carries the **score Whoosh's BM25F gives that one term** over
-  title, body and captions, summed over the fields, **quantized to 8 bits** per posting list
+- Every (term, article) pair carries the **score the archive's weighting gives that one term**
+  (``archive.ranking``, through the searcher's own scorers) over title, body and captions,
+  summed over the fields, **quantized to 8 bits** per posting list
   (linear against the list's maximum). An AND query's CLI score is the sum of its terms' scores,
   so summing these reproduces the CLI ranking.
-- Posting lists live in **term-hashed shard files** of a few KB (no dictionary to download).
+- Posting lists live in **term-hashed shard files** of a few KB (CRC-32 of the term: no
+  dictionary to download).
   A long list keeps only its top-scoring ``head`` postings in the shard; the rest sit in tail
   files, in tiers of falling score, fetched only when a safe bound says they could change the
   page being shown (or when exact counts are wanted).
@@ -18,8 +20,15 @@ exports what its Whoosh index already knows, precomputed and split so a browser 
   Whoosh's phrase positions are) have their own posting lists, so phrases need no article text.
   A pair's score is the Whoosh phrase score: the two terms' scores in the fields holding it.
 - **One file per article** (metadata, page path and text), fetched only for shown results.
-- **Facets**: one posting file per facet value (for ``source:``/``place:``/``topic:`` filters)
-  and per-block columns of facet values (for the filter counts); years come from the day table.
+- **Filter counts are lazy**: a first page of results needs only list heads, so exact totals
+  and the filter counts (whole lists, facet columns, and the ``counts.js`` client code) are
+  fetched only when a visitor opens the filter panel.
+- **Facets**: posting files per facet value in hash buckets (for ``source:``/``place:``/
+  ``topic:`` filters: no value listing needed), and per-block columns of facet values with
+  the value listing in ``facets`` (for the filter counts).
+- **Dates**: ``meta`` holds each year's first article number; one small file per year holds
+  its day table, fetched only when a date filter starts or ends inside that year. So a first
+  query loads a ``meta`` of a few hundred bytes whatever the archive's size.
 
 Every file is a classic script calling ``__archiveBundle(name, data)``, so the bundle loads
 through ``<script>`` elements, which (unlike ``fetch``) work from ``file://`` too.
@@ -38,6 +47,7 @@ import shutil
 import struct
 import tempfile
 import time
+import zlib
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
@@ -46,14 +56,13 @@ from pathlib import Path
 from typing import Any
 
 import markupsafe
-from whoosh.scoring import bm25
 
 from archive import store
 from archive.search import Archive
 from archive.site import urls
 from archive.site.files import OutputFolder
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 CALLBACK = "__archiveBundle"
 FACETS = ("source", "place", "topic")
 #: Articles per facet-column file (the filter counts read the blocks a result set touches).
@@ -63,7 +72,11 @@ TIER_GROWTH = 4
 #: Pair records are spread over this many temporary partitions while the build streams.
 PAIR_PARTITIONS = 32
 ASSET_FOLDER = Path(__file__).resolve().parents[2] / "templates" / "site" / "assets" / "search"
+#: The client, in load order: served as one file, search.js (one request, and gzip sees them
+#: together); counts.js, the filter panel's code, is fetched only when that panel opens.
 CLIENT_FILES = ("engine.js", "ui.js")
+CLIENT_SCRIPT = "search.js"
+COUNTS_SCRIPT = "counts.js"
 CLIENT_PREFIX = "assets/search/"
 
 
@@ -88,12 +101,11 @@ class BundleReport:
 
 # --- small encodings shared with the browser (engine.js mirrors each) ---------------------------
 
-def fnv1a(text: str) -> int:
-    """32-bit FNV-1a of the UTF-8 bytes: the browser finds a term's shard with no dictionary."""
-    h = 0x811C9DC5
-    for byte in text.encode("utf-8"):
-        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return h
+def key_hash(text: str) -> int:
+    """CRC-32 of the UTF-8 bytes: the browser finds a term's shard with no dictionary.
+
+    (zlib's C CRC-32: the build hashes every pair occurrence, ~11 million at 100k articles.)"""
+    return zlib.crc32(text.encode("utf-8"))
 
 
 def varints(values: Iterable[int]) -> bytearray:
@@ -189,6 +201,10 @@ class Entry:
 def make_entry(key: str, scores: dict[int, float], head_size: int) -> Entry:
     """Quantize, order by score (ties: lower number first), cut into head and tiers."""
     # Six significant digits are plenty for 8-bit scores and keep the shard rows short.
+    if len(scores) == 1:            # most pairs: one article (no ranking, no tiers)
+        (number, score), = scores.items()
+        top = float(f"{score:.6g}")
+        return Entry(key, 1, top, encode_postings([number], [quantize(score, top)]))
     top = float(f"{max(scores.values()):.6g}")
     ranked = sorted(((quantize(s, top), n) for n, s in scores.items()),
                     key=lambda qn: (-qn[0], qn[1]))
@@ -257,38 +273,62 @@ def _term_stream(reader: Any) -> Iterator[tuple[str, str]]:
     return heapq.merge(*(field_terms(f) for f in store.TEXT_FIELDS))
 
 
-def _term_scores(archive: Archive, numbering: _Numbering, term: str,
+class _LeafLengths:
+    """Each segment's field lengths, read once (a posting's score needs its article's)."""
+
+    def __init__(self, archive: Archive):
+        self.leaves = list(archive.searcher.reader().leaf_readers())
+        self.lengths: list[dict[str, array]] = []
+        for leaf, _ in self.leaves:
+            count = leaf.doc_count_all()
+            # (None for an article without the field: it has no postings there to score)
+            self.lengths.append({name: array("d", (leaf.doc_field_length(d, name, 1) or 0
+                                                   for d in range(count)))
+                                 for name in store.TEXT_FIELDS if name in leaf.schema})
+
+
+def _term_scores(scorer: _FieldScorer, leaves: _LeafLengths, numbering: _Numbering, term: str,
                  fields: list[str]) -> dict[int, float]:
-    """Whoosh's own BM25F score of ``term`` per article, summed over the fields holding it."""
-    searcher = archive.searcher
-    reader = searcher.reader()
+    """The archive's own score of ``term`` per article, summed over the fields holding it.
+
+    Per segment, each posting goes through the weighting's scorer for (field, term) with the
+    posting's weight and the article's field length: what ``scorer.score(matcher)`` computes,
+    without the multi-segment wrappers (the build reads some 10 million postings at 100k)."""
     scores: dict[int, float] = {}
+    number_of = numbering.number_of
+    tb = term.encode("utf-8")
     for name in fields:
-        tb = term.encode("utf-8")
-        scorer = searcher.weighting.scorer(searcher, name, tb)
-        m = reader.postings(name, tb)
-        number_of = numbering.number_of
-        while m.is_active():
-            number = number_of[m.id()]
-            if number >= 0:
-                scores[number] = scores.get(number, 0.0) + scorer.score(m)
-            m.next()
+        score = scorer.scorer(name, term)
+        for (leaf, offset), lengths in zip(leaves.leaves, leaves.lengths):
+            if (name, tb) not in leaf:
+                continue
+            length = lengths[name]
+            m = leaf.postings(name, tb)
+            while m.is_active():
+                docnum = m.id()
+                number = number_of[offset + docnum]
+                if number >= 0:
+                    scores[number] = scores.get(number, 0.0) + score(m.weight(), length[docnum])
+                m.next()
     return scores
 
 
 def _build_terms(archive: Archive, numbering: _Numbering, out: OutputFolder, prefix: str,
-                 shard_bytes: int, head_size: int) -> tuple[int, int, int]:
+                 shard_bytes: int, head_size: int,
+                 scorer: _FieldScorer | None = None) -> tuple[int, int, int]:
     """Stream the index's terms; hold only each list's compact encoding until shards are cut."""
     reader = archive.searcher.reader()
+    scorer = scorer or _FieldScorer(archive)
+    leaves = _LeafLengths(archive)
     entries: list[tuple[int, Entry]] = []
     total = 0
     stream = _term_stream(reader)
     for term, group in _group_by_term(stream):
-        scores = _term_scores(archive, numbering, term, group)
+        scores = _term_scores(scorer, leaves, numbering, term, group)
         if not scores:
             continue
         entry = make_entry(term, scores, head_size)
-        entries.append((fnv1a(term), entry))
+        entries.append((key_hash(term), entry))
         total += entry_bytes(entry)
     nshards = shard_count(total, shard_bytes)
     shards: dict[int, list[Entry]] = defaultdict(list)
@@ -321,11 +361,17 @@ class _PairSpool:
         self.files = [open(folder / f"pairs-{p}.bin", "wb") for p in range(partitions)]
         self.records = 0
 
-    def add(self, key: str, number: int, score: float) -> None:
-        data = key.encode("utf-8")
-        h = fnv1a(key)
-        self.files[h % self.partitions].write(self.RECORD.pack(len(data), number, score) + data)
-        self.records += 1
+    def add(self, number: int, pairs: dict[str, float]) -> None:
+        """One article's pairs, each to the partition its key hashes to."""
+        parts = self.partitions
+        chunks: dict[int, list[bytes]] = defaultdict(list)
+        pack = self.RECORD.pack
+        for key, score in pairs.items():
+            data = key.encode("utf-8")
+            chunks[zlib.crc32(data) % parts].append(pack(len(data), number, score) + data)
+        for p, records in chunks.items():
+            self.files[p].write(b"".join(records))
+        self.records += len(pairs)
 
     def close(self) -> None:
         for f in self.files:
@@ -345,49 +391,96 @@ class _PairSpool:
 
 
 class _FieldScorer:
-    """BM25F of a term in one article's field from its counts (pairs need it per article).
+    """A term's score in one article's field from its count (pairs need it per article).
 
-    Uses Whoosh's ``bm25`` with the index's own statistics: idf, average field length, the
-    stored (quantized) field length, and the field boost folded into the weight, which is what
-    the postings-based scores above use.
+    Asks the archive's own weighting for its scorer of (field, term) and feeds it what a
+    posting would: the count times the field's index-time boost (Whoosh's posting weight) and
+    the stored field length. So pair scores follow the archive's ranking (idf, field weights)
+    exactly as the postings-based term scores do, with no formula of their own.
     """
 
     def __init__(self, archive: Archive):
         self.searcher = archive.searcher
-        self.reader = archive.searcher.reader()
-        weighting = archive.searcher.weighting
-        self.B, self.K1 = getattr(weighting, "B", 0.75), getattr(weighting, "K1", 1.2)
-        self.field_B = getattr(weighting, "_field_B", {})
         schema = archive.index.schema
         self.boost = {f: schema[f].format.field_boost for f in store.TEXT_FIELDS}
-        self.avgfl = {f: self.searcher.avg_field_length(f) or 1 for f in store.TEXT_FIELDS}
-        self.idf_cache: dict[str, dict[str, float]] = {f: {} for f in store.TEXT_FIELDS}
+        self.cache: dict[str, dict[str, Any]] = {f: {} for f in store.TEXT_FIELDS}
 
-    def idf(self, name: str, term: str) -> float:
-        cache = self.idf_cache[name]
-        value = cache.get(term)
-        if value is None:
-            value = cache[term] = self.searcher.idf(name, term.encode("utf-8"))
-        return value
+    def scorer(self, name: str, term: str) -> Any:
+        cache = self.cache[name]
+        found = cache.get(term)
+        if found is None:
+            found = cache[term] = self.searcher.weighting.scorer(
+                self.searcher, name, term.encode("utf-8"))._score
+        return found
 
     def scores(self, docnum: int, name: str, counts: Counter[str]) -> dict[str, float]:
-        length = self.reader.doc_field_length(docnum, name)
-        b = self.field_B.get(name, self.B)
-        return {t: bm25(self.idf(name, t), c * self.boost[name], length, self.avgfl[name], b,
-                        self.K1) for t, c in counts.items()}
+        length = self.searcher.doc_field_length(docnum, name, 1)
+        boost = self.boost[name]
+        return {t: self.scorer(name, t)(c * boost, length) for t, c in counts.items()}
 
 
-def _field_tokens(analyzer: Any, text: str) -> list[str]:
-    """The analyzed tokens in position order: adjacent here means adjacent to a Whoosh phrase."""
-    return [t.text for t in analyzer(text)] if text else []
+class _Tokens:
+    """The analyzed tokens of a text field in position order (adjacent here = adjacent to a
+    Whoosh phrase), computed from the field analyzer's own parts in one regex pass.
+
+    The chain is the archive's (``store.news_analyzer``: words, lower case, ’ made ', stop
+    words dropped with positions renumbered, stems). Whoosh's generator chain costs a few
+    microseconds per token; this is several times faster, and ``check`` compares the two on
+    the first articles of every build: any difference and the build uses the analyzer."""
+
+    CHECKED = 200
+
+    def __init__(self, analyzer: Any):
+        self.analyzer = analyzer
+        self.fast = None
+        try:
+            tokenizer, lower, sub, stop, stemmer = analyzer.items
+            if (type(lower).__name__, type(stop).__name__) == ("LowercaseFilter", "StopFilter") \
+                    and not tokenizer.gaps and stop.renumber and stop.max is None \
+                    and tokenizer.expression.groups == 0:
+                self.fast = (tokenizer.expression.findall, sub.pattern.sub, sub.replacement,
+                             stop.stops, stop.min, stemmer._stem, stemmer.ignore)
+        except (AttributeError, ValueError, TypeError):
+            self.fast = None
+        self.stems: dict[str, str] = {}
+        self.checked = 0
+
+    def __call__(self, text: str) -> list[str]:
+        if not text:
+            return []
+        if self.fast is None:
+            return [t.text for t in self.analyzer(text)]
+        tokens = self._fast(text)
+        if self.checked < self.CHECKED:
+            self.checked += 1
+            if tokens != [t.text for t in self.analyzer(text)]:
+                self.fast = None
+                return [t.text for t in self.analyzer(text)]
+        return tokens
+
+    def _fast(self, text: str) -> list[str]:
+        words, sub, replacement, stops, minsize, stem, ignore = self.fast
+        stems = self.stems
+        if len(stems) > 300_000:
+            stems.clear()
+        out = []
+        for raw in words(text):
+            found = stems.get(raw)
+            if found is None:
+                t = sub(replacement, raw.lower())
+                found = stems[raw] = "" if len(t) < minsize or t in stops else (
+                    t if t in ignore else stem(t))
+            if found:
+                out.append(found)
+        return out
 
 
-def _article_pairs(scorer: _FieldScorer, analyzer: Any, docnum: int,
+def _article_pairs(scorer: _FieldScorer, tokenize: dict[str, _Tokens], docnum: int,
                    stored: dict[str, Any]) -> dict[str, float]:
     """Each adjacent pair's Whoosh phrase score in this article, summed over its fields."""
     pairs: dict[str, float] = {}
     for name in store.TEXT_FIELDS:
-        tokens = _field_tokens(analyzer, stored.get(name, ""))
+        tokens = tokenize[name](stored.get(name, ""))
         if len(tokens) < 2:
             continue
         term_scores = scorer.scores(docnum, name, Counter(tokens))
@@ -428,33 +521,57 @@ class _Facets:
 
 
 def _article_record(stored: dict[str, Any]) -> dict[str, Any]:
+    """What a shown result needs (fetched ten at a time, so every byte counts ten times):
+    title, date, source, places (when any), page folder, body, captions (when any).
+
+    The page path is ``page_path(record)``: its date folder and ``/index.html`` are not
+    repeated in ``u``. Article ids are in the ``i/BLOCK`` files (the browser never needs them).
+    """
     date = stored.get("date")
     title = stored.get("title", "")
-    return {
-        "id": stored["id"], "t": title,
+    path = urls.article_path(stored["id"], title, date)
+    folder = f"{date:%Y/%m/%d}/" if date else "undated/"
+    if not (path.startswith(folder) and path.endswith(PAGE_END)):
+        raise ValueError(f"unexpected article path {path!r}")
+    record = {
+        "t": title,
         "d": date.date().isoformat() if date else None,
-        "ds": stored.get("date_source", "unknown"),
         "s": stored.get("source", ""),
         "pl": list(store._split_list(stored.get("place"))),
-        "tp": list(store._split_list(stored.get("topic"))),
-        "u": urls.article_path(stored["id"], title, date),
+        "u": path[len(folder):-len(PAGE_END)],
         "b": stored.get("body", ""), "c": stored.get("captions", ""),
     }
+    return {k: v for k, v in record.items() if v or k in ("t", "d", "b")}
+
+
+PAGE_END = "/index.html"
+
+
+def page_path(record: dict[str, Any]) -> str:
+    """An article record's page path (engine.js pagePath does the same)."""
+    folder = record["d"].replace("-", "/") if record.get("d") else "undated"
+    return f"{folder}/{record['u']}{PAGE_END}"
 
 
 def _build_articles(archive: Archive, numbering: _Numbering, out: OutputFolder, prefix: str,
-                    spool: _PairSpool, facets: _Facets) -> list[list[int]]:
+                    spool: _PairSpool, facets: _Facets,
+                    scorer: _FieldScorer) -> list[list[int]]:
     """One pass over the stored articles in number order: article files, pairs, facets, days."""
     reader = archive.searcher.reader()
-    scorer = _FieldScorer(archive)
-    analyzer = store.news_analyzer()
+    schema = archive.index.schema
+    tokenize = {name: _Tokens(schema[name].analyzer) for name in store.TEXT_FIELDS}
     days: list[list[int]] = []
+    ids: list[str] = []
     for number, docnum in enumerate(numbering.docnums):
         stored = reader.stored_fields(docnum)
         name = f"a/{number}"
         out.write(f"{prefix}/{name}.js", script(name, _article_record(stored)))
-        for key, score in _article_pairs(scorer, analyzer, docnum, stored).items():
-            spool.add(key, number, score)
+        ids.append(stored["id"])
+        if len(ids) == COLUMN_BLOCK or number == len(numbering) - 1:
+            iname = f"i/{number // COLUMN_BLOCK}"
+            out.write(f"{prefix}/{iname}.js", script(iname, ids))
+            ids = []
+        spool.add(number, _article_pairs(scorer, tokenize, docnum, stored))
         facets.add(number, stored)
         date = stored.get("date") if number < numbering.dated else None
         if date is not None:
@@ -482,7 +599,7 @@ def _build_pairs(spool: _PairSpool, out: OutputFolder, prefix: str, shard_bytes:
             entries = pickle.load(f)
         shards: dict[int, list[Entry]] = defaultdict(list)
         for entry in entries:
-            shards[fnv1a(entry.key) % nshards].append(entry)
+            shards[key_hash(entry.key) % nshards].append(entry)
         own = {s: shards.get(s, []) for s in range(p, nshards, spool.partitions)}
         files += _write_some_shards(out, prefix, "p", own)
     return count, nshards, files
@@ -504,10 +621,17 @@ def _write_some_shards(out: OutputFolder, prefix: str, namespace: str,
     return files
 
 
+def facet_file(facet: str, key: str, buckets: int) -> str:
+    """The posting file of a facet value, found from its key alone (no listing needed)."""
+    return f"f/{facet}/{key_hash(key) % buckets}"
+
+
 def _write_facets(facets: _Facets, out: OutputFolder, prefix: str,
-                  articles: int) -> tuple[dict[str, list[list[Any]]], int]:
-    """Filter posting files and count columns; values renumbered in display order."""
+                  articles: int) -> tuple[dict[str, list[list[Any]]], dict[str, int], int]:
+    """Filter posting files (hash buckets, every one written so a lookup never misses a
+    file) and count columns (values renumbered in display order)."""
     listing: dict[str, list[list[Any]]] = {}
+    buckets: dict[str, int] = {}
     files = 0
     for name in FACETS:
         order = facets.order(name)
@@ -515,11 +639,16 @@ def _write_facets(facets: _Facets, out: OutputFolder, prefix: str,
         keys = list(facets.values[name])
         listing[name] = [[keys[v], facets.display[name][v], len(facets.postings[name][v])]
                          for v in order]
-        for i, vid in enumerate(order):
+        buckets[name] = max(1, len(keys))
+        by_file: dict[str, list[list[Any]]] = {
+            f"f/{name}/{b}": [] for b in range(buckets[name])}
+        for vid in order:
             numbers = list(facets.postings[name][vid])
-            fname = f"f/{name}/{i}"
             deltas = [n - p for n, p in zip(numbers, [-1] + numbers[:-1])]
-            out.write(f"{prefix}/{fname}.js", script(fname, b64(varints(deltas))))
+            by_file[facet_file(name, keys[vid], buckets[name])].append(
+                [keys[vid], len(numbers), b64(varints(deltas))])
+        for fname, rows in by_file.items():
+            out.write(f"{prefix}/{fname}.js", script(fname, rows))
             files += 1
         column = facets.columns[name]
         for block in range(math.ceil(articles / COLUMN_BLOCK)):
@@ -530,7 +659,28 @@ def _write_facets(facets: _Facets, out: OutputFolder, prefix: str,
             cname = f"c/{name}/{block}"
             out.write(f"{prefix}/{cname}.js", script(cname, b64(varints(values))))
             files += 1
-    return listing, files
+    return listing, buckets, files
+
+
+def _years(days: list[list[int]]) -> list[list[int]]:
+    """[year, first article number] per year with dated articles, oldest first."""
+    out: list[list[int]] = []
+    for day, first in days:
+        if not out or out[-1][0] != day // 10000:
+            out.append([day // 10000, first])
+    return out
+
+
+def _write_days(days: list[list[int]], dated: int, out: OutputFolder, prefix: str) -> int:
+    """One file per year: ``[mmdd, articles that day, ...]`` (the year's first number is in
+    ``meta``), so a date filter fetches at most the two years its ends fall in."""
+    by_year: dict[int, list[int]] = defaultdict(list)
+    for i, (day, first) in enumerate(days):
+        end = days[i + 1][1] if i + 1 < len(days) else dated
+        by_year[day // 10000] += [day % 10000, end - first]
+    for year, flat in by_year.items():
+        out.write(f"{prefix}/d/{year}.js", script(f"d/{year}", flat))
+    return len(by_year)
 
 
 def _year_listing(days: list[list[int]], dated: int) -> list[list[Any]]:
@@ -542,31 +692,41 @@ def _year_listing(days: list[list[int]], dated: int) -> list[list[Any]]:
 
 
 def build_bundle(archive: Archive, out: OutputFolder, *, prefix: str = "search/bundle",
-                 shard_bytes: int = 4096, head_size: int = 128) -> BundleReport:
+                 shard_bytes: int = 768, head_size: int = 128) -> BundleReport:
     """Write the search bundle for ``archive`` under ``prefix`` (plus the client scripts).
 
     Streams: article texts are read one at a time; term lists are kept as their compact
     encodings until shards are cut; pair lists are spooled to temporary partitions.
+
+    ``shard_bytes`` is the target size of a shard file: a query fetches about that much per
+    word (gzip makes it less), so small shards keep first queries small; at 100k articles
+    768 bytes gives ~110,000 shard files, 4 KB a fifth as many (for hosts that limit file
+    counts) at some 3-4 KB more per query. ``head_size`` postings of a list sit in its shard.
     """
     started = time.perf_counter()
     before = (out.written, len(out.produced), out.bytes_total)
     numbering = _Numbering(archive)
     facets = _Facets()
+    scorer = _FieldScorer(archive)   # the weighting's scorers, shared by pairs and terms
     work = Path(tempfile.mkdtemp(prefix="archive-bundle-"))
     try:
         spool = _PairSpool(work)
-        days = _build_articles(archive, numbering, out, prefix, spool, facets)
+        days = _build_articles(archive, numbering, out, prefix, spool, facets, scorer)
         spool.close()
         pairs, pair_shards, _ = _build_pairs(spool, out, prefix, shard_bytes, head_size)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    terms, term_shards, _ = _build_terms(archive, numbering, out, prefix, shard_bytes, head_size)
-    listing, _ = _write_facets(facets, out, prefix, len(numbering))
+    terms, term_shards, _ = _build_terms(archive, numbering, out, prefix, shard_bytes, head_size,
+                                         scorer)
+    listing, buckets, _ = _write_facets(facets, out, prefix, len(numbering))
     listing["year"] = _year_listing(days, numbering.dated)
+    out.write(f"{prefix}/facets.js", script("facets", listing))
+    _write_days(days, numbering.dated, out, prefix)
+    # Everything a first query needs before its postings: a few hundred bytes at any size.
     meta = {
         "v": FORMAT_VERSION, "n": len(numbering), "dated": numbering.dated,
         "shards": {"t": term_shards, "p": pair_shards}, "block": COLUMN_BLOCK,
-        "days": days, "facets": listing,
+        "fb": buckets, "years": _years(days),
     }
     out.write(f"{prefix}/meta.js", script("meta", meta))
     for relative, data in asset_files().items():
@@ -607,15 +767,32 @@ def classic_analysis(source: str) -> str:
             f"? globalThis : this);\n")
 
 
+_COMMENT_LINE = re.compile(r"^[ \t]*//.*\n", re.M)
+_DOC_COMMENT = re.compile(r"^[ \t]*/\*(?:[^*]|\*(?!/))*\*/[ \t]*\n", re.M)
+
+
+def without_comments(source: str) -> str:
+    """The client as served: the same code, less its whole-line comments.
+
+    Only lines that hold nothing but a comment (``// ...``, ``/** ... */``) go; code, names and
+    layout stay as written, so the served file is still readable, and a third of the bytes a
+    visitor fetches before the first result were comments. The sources keep them (the first
+    line, naming the file's role and its source, is kept too)."""
+    head, _, rest = source.partition("\n")
+    return head + "\n" + _DOC_COMMENT.sub("", _COMMENT_LINE.sub("", rest))
+
+
 def asset_files() -> dict[str, bytes]:
-    """Client files the site needs, by path relative to the site root."""
-    files = {CLIENT_PREFIX + "analysis-classic.js":
-             classic_analysis((ASSET_FOLDER / "analysis.js").read_text("utf-8")).encode("utf-8")}
-    for name in CLIENT_FILES:
-        path = ASSET_FOLDER / name
-        if path.is_file():
-            files[CLIENT_PREFIX + name] = path.read_bytes()
-    return files
+    """Client files the site needs, by path relative to the site root: ``search.js`` (the
+    classic-script form of analysis.js, then engine.js and ui.js, each as written less its
+    whole-line comments) and ``counts.js``."""
+    parts = [classic_analysis((ASSET_FOLDER / "analysis.js").read_text("utf-8"))]
+    parts += [(ASSET_FOLDER / name).read_text("utf-8") for name in CLIENT_FILES]
+    return {
+        CLIENT_PREFIX + CLIENT_SCRIPT: "".join(map(without_comments, parts)).encode("utf-8"),
+        CLIENT_PREFIX + COUNTS_SCRIPT: without_comments(
+            (ASSET_FOLDER / COUNTS_SCRIPT).read_text("utf-8")).encode("utf-8"),
+    }
 
 
 def page_markup(root: str, prefix: str = "search/bundle") -> markupsafe.Markup:
@@ -625,8 +802,7 @@ def page_markup(root: str, prefix: str = "search/bundle") -> markupsafe.Markup:
     search needs scripts; with it, ui.js reads the URL and runs the search.
     """
     esc = markupsafe.escape
-    scripts = "".join(f'<script src="{esc(root + CLIENT_PREFIX + name)}" defer></script>\n'
-                      for name in ("analysis-classic.js", "engine.js", "ui.js"))
+    scripts = f'<script src="{esc(root + CLIENT_PREFIX + CLIENT_SCRIPT)}" defer></script>\n'
     return markupsafe.Markup(f"""<div class="archive-search" id="archive-search"
      data-bundle="{esc(root + prefix + '/')}" data-root="{esc(root)}">
 <form class="search-form" role="search" action="" method="get">
@@ -642,8 +818,8 @@ def page_markup(root: str, prefix: str = "search/bundle") -> markupsafe.Markup:
 </form>
 <noscript><p>Searching needs JavaScript; you can still browse by date, source, place and
 topic.</p></noscript>
-<div class="search-filters" aria-label="Filters"></div>
 <p class="search-status" role="status" aria-live="polite"></p>
+<details class="search-filters"><summary>Filters and exact counts</summary><div></div></details>
 <ol class="search-results"></ol>
 <nav class="search-pages" aria-label="Result pages"></nav>
 </div>

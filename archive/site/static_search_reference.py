@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from archive import store
-from archive.site.static_search import (FACETS, decode_postings, dequantize, fnv1a,
-                                        parse_script, read_varints, tail_name)
+from archive.site.static_search import (FACETS, decode_postings, dequantize, facet_file,
+                                        key_hash, page_path, parse_script, read_varints,
+                                        tail_name)
 
 SORTS = ("relevance", "newest", "oldest")
 
@@ -281,8 +282,8 @@ class BundleReader:
         self.meta = self.load("meta")
         self.n: int = self.meta["n"]
         self.dated: int = self.meta["dated"]
-        self.day_keys = [d for d, _ in self.meta["days"]]
-        self.day_firsts = [f for _, f in self.meta["days"]]
+        self.years = [y for y, _ in self.meta["years"]]
+        self.year_firsts = [f for _, f in self.meta["years"]]
 
     def load(self, name: str) -> Any:
         if name not in self.cache:
@@ -295,7 +296,7 @@ class BundleReader:
 
     def postings(self, namespace: str, key: str) -> dict[int, float]:
         """A term's or pair's full list: article number -> dequantized score."""
-        shard = fnv1a(key) % self.meta["shards"][namespace]
+        shard = key_hash(key) % self.meta["shards"][namespace]
         rows = self.load(f"{namespace}/{shard}")
         for index, row in enumerate(rows):
             if row[0] == key:
@@ -316,11 +317,10 @@ class BundleReader:
         return out
 
     def facet_numbers(self, facet: str, key: str) -> list[int]:
-        values = self.meta["facets"].get(facet, [])
-        for i, (k, _, count) in enumerate(values):
+        buckets = self.meta["fb"].get(facet)
+        for k, count, data in self.load(facet_file(facet, key, buckets)) if buckets else []:
             if k == key:
-                data = base64.b64decode(self.load(f"f/{facet}/{i}"))
-                deltas, _ = read_varints(data, count)
+                deltas, _ = read_varints(base64.b64decode(data), count)
                 out, last = [], -1
                 for d in deltas:
                     last += d
@@ -328,15 +328,36 @@ class BundleReader:
                 return out
         return []
 
+    def first_from(self, day: int) -> int:
+        """The first article number dated ``day`` (YYYYMMDD) or later (``dated`` if none).
+
+        ``meta`` gives each year's first number; a day inside a year needs that year's day
+        table (``d/YEAR``: mmdd and article count per day)."""
+        if day % 10000 > 1231:              # the day after a year's last day
+            day = (day // 10000 + 1) * 10000 + 101
+        i = bisect_left(self.years, day // 10000)
+        if i == len(self.years):
+            return self.dated
+        first = self.year_firsts[i]
+        if self.years[i] > day // 10000 or day % 10000 <= 101:
+            return first
+        flat = self.load(f"d/{self.years[i]}")
+        for k in range(0, len(flat), 2):
+            if flat[k] >= day % 10000:
+                return first
+            first += flat[k + 1]
+        return self.year_firsts[i + 1] if i + 1 < len(self.years) else self.dated
+
     def date_range(self, lo: int, hi: int) -> range:
-        start = bisect_left(self.day_keys, lo)
-        end = bisect_right(self.day_keys, hi)
-        first = self.day_firsts[start] if start < len(self.day_firsts) else self.dated
-        after = self.day_firsts[end] if end < len(self.day_firsts) else self.dated
-        return range(first, max(first, after))
+        first = self.first_from(lo)
+        return range(first, max(first, self.first_from(hi + 1)))
 
     def article(self, number: int) -> dict[str, Any]:
-        return self.load(f"a/{number}")
+        """The article file's record, plus its ``id`` (from ``i/BLOCK``) and page ``path``."""
+        record = dict(self.load(f"a/{number}"))
+        record["id"] = self.load(f"i/{number // self.meta['block']}")[number % self.meta["block"]]
+        record["path"] = page_path(record)
+        return record
 
     def column(self, facet: str, number: int) -> list[int]:
         """Display-order value indexes of ``facet`` for one article."""
@@ -356,7 +377,7 @@ class BundleReader:
     def year_of(self, number: int) -> int | None:
         if number >= self.dated:
             return None
-        return self.day_keys[bisect_right(self.day_firsts, number) - 1] // 10000
+        return self.years[bisect_right(self.year_firsts, number) - 1]
 
 
 # --- answering ----------------------------------------------------------------------------------
@@ -444,7 +465,7 @@ def search(reader: BundleReader, text: str, *, sort: str = "relevance", page: in
     hits = []
     for n in ranked[start:start + page_size]:
         article = reader.article(n)
-        hits.append({"n": n, "id": article["id"], "title": article["t"], "url": article["u"],
+        hits.append({"n": n, "id": article["id"], "title": article["t"], "url": article["path"],
                      "date": article["d"], "score": matched[n]})
     return Answer(len(matched), hits, facet_counts(reader, matched) if facets else {})
 
@@ -453,19 +474,19 @@ def facet_counts(reader: BundleReader, matched: dict[int, float]) -> dict[str, l
     """Per facet, [key, display, count] for values in the results, biggest first."""
     out: dict[str, list[list[Any]]] = {}
     for name in FACETS:
-        values = reader.meta["facets"][name]
+        values = reader.load("facets")[name]
         counts: dict[int, int] = {}
         for n in matched:
             for v in reader.column(name, n):
                 counts[v] = counts.get(v, 0) + 1
         out[name] = _listing(values, counts)
-    years = {y: i for i, (y, _, _) in enumerate(reader.meta["facets"]["year"])}
+    years = {y: i for i, (y, _, _) in enumerate(reader.load("facets")["year"])}
     ycounts: dict[int, int] = {}
     for n in matched:
         y = reader.year_of(n)
         if y is not None:
             ycounts[years[str(y)]] = ycounts.get(years[str(y)], 0) + 1
-    out["year"] = _listing(reader.meta["facets"]["year"], ycounts)
+    out["year"] = _listing(reader.load("facets")["year"], ycounts)
     return out
 
 

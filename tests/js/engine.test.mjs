@@ -13,7 +13,7 @@ const CASES = process.env.ARCHIVE_CASES;
 
 /** Runs the site's classic scripts in this process, as the browser would. */
 function loadClient() {
-  for (const name of ["analysis-classic.js", "engine.js"]) {
+  for (const name of ["search.js", "counts.js"]) {
     vm.runInThisContext(readFileSync(join(SITE, "assets", "search", name), "utf-8"), { filename: name });
   }
   return globalThis.ArchiveSearch;

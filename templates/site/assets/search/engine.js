@@ -74,10 +74,16 @@
     return deltas;
   }
 
-  function fnv1a(text) {
-    let h = 0x811c9dc5;
-    for (const b of new TextEncoder().encode(text)) h = Math.imul(h ^ b, 0x01000193) >>> 0;
-    return h;
+  const CRC = Array.from({ length: 256 }, (_, c) => {
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c;
+  });
+
+  /** CRC-32 of the UTF-8 bytes (Python's zlib.crc32): which shard holds a term. */
+  function keyHash(text) {
+    let c = -1;
+    for (const b of new TextEncoder().encode(text)) c = CRC[(c ^ b) & 255] ^ (c >>> 8);
+    return (c ^ -1) >>> 0;
   }
 
   // --- query parsing (static_search_reference.py: tokenize_query, _Parser) ------------------
@@ -356,8 +362,8 @@
     async init() {
       if (!this.meta) {
         this.meta = await this.load("meta");
-        this.dayKeys = this.meta.days.map((d) => d[0]);
-        this.dayFirsts = this.meta.days.map((d) => d[1]);
+        this.years = this.meta.years.map((y) => y[0]);
+        this.yearFirsts = this.meta.years.map((y) => y[1]);
       }
       return this.meta;
     }
@@ -370,13 +376,13 @@
     }
 
     async openList(ns, key) {
-      const shard = fnv1a(key) % this.meta.shards[ns];
+      const shard = keyHash(key) % this.meta.shards[ns];
       const rows = await this.load(`${ns}/${shard}`);
       const index = rows.findIndex((r) => r[0] === key);
       const leaf = { op: "leaf", known: new Map(), complete: true, bound: 0, tiers: [], next: 0 };
       if (index < 0) return leaf;
       const [, df, top, head, tiers = []] = rows[index];
-      Object.assign(leaf, { ns, shard, index, top, tiers });
+      Object.assign(leaf, { ns, shard, index, df, top, tiers });
       this.addPostings(leaf, head, df - tiers.reduce((a, t) => a + t[0], 0));
       this.setBound(leaf);
       return leaf;
@@ -415,22 +421,36 @@
       while (!leaf.complete) await this.more(leaf);
     }
 
+    /** A facet value's articles; its file is named by the key's hash (buckets: meta.fb). */
     async facetLeaf(facet, key) {
-      const values = this.meta.facets[facet] || [];
-      const i = values.findIndex((v) => v[0] === key);
       const leaf = { op: "leaf", known: new Map(), complete: true, bound: 0, tiers: [], next: 0 };
-      if (i < 0) return leaf;
-      const [deltas] = varints(bytesOf(await this.load(`f/${facet}/${i}`)), values[i][2]);
-      for (const n of undelta(deltas)) leaf.known.set(n, 0);
+      const buckets = this.meta.fb[facet];
+      if (!buckets) return leaf;
+      const row = (await this.load(`f/${facet}/${keyHash(key) % buckets}`)).find((r) => r[0] === key);
+      if (row) for (const n of undelta(varints(bytesOf(row[2]), row[1])[0])) leaf.known.set(n, 0);
       return leaf;
     }
 
+    /** The first article dated `day` (YYYYMMDD) or later: meta has each year's first number,
+     * d/YEAR the year's [mmdd, count, ...] (needed only for a day inside the year). */
+    async firstFrom(day) {
+      if (day % 10000 > 1231) day = (Math.floor(day / 10000) + 1) * 10000 + 101; // after Dec 31
+      const y = Math.floor(day / 10000), md = day % 10000;
+      const i = lowerBound(this.years, y);
+      if (i === this.years.length) return this.meta.dated;
+      let first = this.yearFirsts[i];
+      if (this.years[i] > y || md <= 101) return first;
+      const flat = await this.load(`d/${y}`);
+      for (let k = 0; k < flat.length; k += 2) {
+        if (flat[k] >= md) return first;
+        first += flat[k + 1];
+      }
+      return i + 1 < this.years.length ? this.yearFirsts[i + 1] : this.meta.dated;
+    }
+
     /** Article numbers [from, to) dated within [lo, hi] (YYYYMMDD): numbers are date order. */
-    dateRange(lo, hi) {
-      const keys = this.dayKeys, firsts = this.dayFirsts, dated = this.meta.dated;
-      const start = lowerBound(keys, lo), end = upperBound(keys, hi);
-      const from = start < firsts.length ? firsts[start] : dated;
-      const to = end < firsts.length ? firsts[end] : dated;
+    async dateRange(lo, hi) {
+      const [from, to] = await Promise.all([this.firstFrom(lo), this.firstFrom(hi + 1)]);
       return { op: "range", from, to: Math.max(from, to) };
     }
 
@@ -474,12 +494,14 @@
         else sure.sort((a, b) => a[0] - b[0]);
         const done = unsure === 0 || (sure.length >= k && sure[k - 1][1] > hiUnsure);
         if (done) {
+          // One word alone: its document frequency is the exact total.
+          const total = tree.df !== undefined ? tree.df : sure.length;
           const result = {
-            total: sure.length, exact: unsure === 0, page, pageSize,
-            pages: Math.max(1, Math.ceil(sure.length / pageSize)),
+            total, exact: unsure === 0 || tree.df !== undefined, page, pageSize,
+            pages: Math.max(1, Math.ceil(total / pageSize)),
             hits: sure.slice(k - pageSize, k).map(([n, score]) => ({ n, score })),
           };
-          if (complete) result.facets = await this.facetCounts(sure);
+          if (complete) result.facets = await this.facetCounts(sure); // counts.js
           return result;
         }
         // Fetch the next tier of the list whose unseen postings could score highest.
@@ -512,32 +534,7 @@
       return { sure, unsure, hiUnsure };
     }
 
-    /** Filter counts over a complete result set: columns for place/topic/source, days for years. */
-    async facetCounts(sure) {
-      const out = {};
-      const block = this.meta.block;
-      const blocks = [...new Set(sure.map(([n]) => Math.floor(n / block)))];
-      for (const name of ["source", "place", "topic"]) {
-        const cols = new Map();
-        await Promise.all(blocks.map(async (b) => cols.set(b, decodeColumn(await this.load(`c/${name}/${b}`)))));
-        const counts = new Map();
-        for (const [n] of sure) {
-          for (const v of cols.get(Math.floor(n / block))[n % block]) counts.set(v, (counts.get(v) || 0) + 1);
-        }
-        out[name] = listing(this.meta.facets[name], counts);
-      }
-      const years = new Map(this.meta.facets.year.map((y, i) => [y[0], i]));
-      const counts = new Map();
-      for (const [n] of sure) {
-        if (n >= this.meta.dated) continue;
-        const y = years.get(String(Math.floor(this.dayKeys[upperBound(this.dayFirsts, n) - 1] / 10000)));
-        counts.set(y, (counts.get(y) || 0) + 1);
-      }
-      out.year = listing(this.meta.facets.year, counts);
-      return out;
-    }
-
-    /** An article's record: {id, t: title, d: date, ds, s: source, pl, tp, u: path, b, c}. */
+    /** An article's record: {t: title, d: date, s: source, pl, u: page folder, b, c}; empty ones left out. */
     article(n) { return this.load(`a/${n}`); }
   }
 
@@ -559,25 +556,6 @@
     if (ua !== ub) return ua ? 1 : -1;
     return ua ? a[0] - b[0] : b[0] - a[0];
   };
-
-  function decodeColumn(b64) {
-    const data = bytesOf(b64);
-    const rows = [];
-    let pos = 0;
-    while (pos < data.length) {
-      let count;
-      [[count], pos] = varints(data, 1, pos);
-      let ids;
-      [ids, pos] = varints(data, count, pos);
-      rows.push(ids);
-    }
-    return rows;
-  }
-
-  function listing(values, counts) {
-    const rows = [...counts].map(([v, c]) => [values[v][0], values[v][1], c]);
-    return rows.sort((a, b) => b[2] - a[2] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  }
 
   function lowerBound(a, x) { let lo = 0, hi = a.length; while (lo < hi) { const m = (lo + hi) >> 1; if (a[m] < x) lo = m + 1; else hi = m; } return lo; }
   function upperBound(a, x) { let lo = 0, hi = a.length; while (lo < hi) { const m = (lo + hi) >> 1; if (a[m] <= x) lo = m + 1; else hi = m; } return lo; }
@@ -648,8 +626,11 @@
 
   const titleSegments = (title, stems) => segments(title, matches(title, stems));
 
+  /** An article record's page path, relative to the site root (static_search.page_path). */
+  const pagePath = (a) => `${a.d ? a.d.replace(/-/g, "/") : "undated"}/${a.u}/index.html`;
+
   root.ArchiveSearch = {
-    Engine, QueryError, scriptLoader, parseQuery, parseDateRange, fnv1a,
-    excerpt, titleSegments, highlightStems,
+    Engine, QueryError, scriptLoader, parseQuery, parseDateRange, keyHash,
+    excerpt, titleSegments, highlightStems, pagePath, bytesOf, varints, upperBound,
   };
 })(typeof globalThis !== "undefined" ? globalThis : this);

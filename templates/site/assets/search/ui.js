@@ -2,20 +2,23 @@
 // pages, all state in the URL (search/index.html?q=...&source=...&sort=...&page=...), so a
 // search can be shared and the back button works. A classic script (works from file://);
 // needs engine.js. Everything from articles goes in as text nodes, never as HTML.
+// The first page of results needs only the heads of the posting lists; exact totals and
+// filter counts need whole lists, so they are fetched only when the filter panel is open.
 (function () {
   "use strict";
+  if (typeof document === "undefined") return; // under node (tests, bench): the engine only
   const S = window.ArchiveSearch;
   const box = document.getElementById("archive-search");
   if (!S || !box) return;
   const FILTERS = ["source", "year", "place", "topic"];
-  const NAMES = { source: "sources", year: "years", place: "places", topic: "topics" };
   const $ = (sel) => box.querySelector(sel);
   const form = $("form"), input = $("#search-q"), sortBox = $("#search-sort");
   const status = $(".search-status"), list = $(".search-results");
-  const pages = $(".search-pages"), filterBox = $(".search-filters");
+  const pages = $(".search-pages"), panel = $(".search-filters"), filterBox = $(".search-filters div");
   const engine = new S.Engine(S.scriptLoader(box.dataset.bundle));
   const rootPath = box.dataset.root || "";
   let run = 0; // the latest search; older ones stop rendering
+  let current = null, shown = 0, counted = 0; // the state, the run on screen, the run counted
 
   function el(tag, attrs, ...kids) {
     const node = document.createElement(tag);
@@ -54,12 +57,15 @@
 
   async function show(state) {
     const mine = ++run;
+    current = state;
     input.value = state.q;
     sortBox.value = state.sort;
+    filterBox.replaceChildren();
     if (!state.q.trim() && !Object.keys(state.filters).length) {
-      list.replaceChildren(); pages.replaceChildren(); filterBox.replaceChildren(); say("");
+      list.replaceChildren(); pages.replaceChildren(); say("");
       return;
     }
+    if (Object.keys(state.filters).length) panel.open = true; // show the filters in use
     say("Searching\u2026");
     const opts = { sort: state.sort, page: state.page, filters: state.filters };
     let result;
@@ -76,9 +82,24 @@
     await renderHits(state, result, mine);
     if (mine !== run) return;
     announce(state, result);
-    // Exact counts and filter counts may need the rest of the posting lists: fetched after the
-    // first page is on screen.
-    const full = await engine.search(state.q, { ...opts, complete: true });
+    renderPages(state, result);
+    shown = mine;
+    if (panel.open) await counts(mine);
+  }
+
+  /** Exact total and filter counts: these may need whole posting lists. */
+  async function counts(mine) {
+    if (counted === mine || !current) return;
+    counted = mine;
+    const state = current;
+    let full;
+    try {
+      await loadCounts();
+      full = await engine.search(state.q, { sort: state.sort, page: state.page, filters: state.filters, complete: true });
+    } catch (e) {
+      counted = 0;
+      return; // the results shown already report the error
+    }
     if (mine !== run) return;
     announce(state, full);
     renderPages(state, full);
@@ -87,8 +108,8 @@
 
   function announce(state, r) {
     const n = r.total.toLocaleString();
-    const what = r.exact ? `${n} result${r.total === 1 ? "" : "s"}` : `At least ${n} results`;
-    say(r.total ? `${what}, page ${state.page} of ${r.exact ? r.pages : "several"}.` : "No results.");
+    const what = r.exact ? `${n} result${r.total === 1 ? "" : "s"}` : `More than ${n} results`;
+    say(r.total ? `${what}, page ${state.page}${r.exact ? ` of ${r.pages}` : ""}.` : "No results.");
   }
 
   async function renderHits(state, result, mine) {
@@ -97,11 +118,11 @@
     if (mine !== run) return;
     list.setAttribute("start", (state.page - 1) * result.pageSize + 1);
     list.replaceChildren(...articles.map((a) => {
-      const meta = [a.d ? el("time", { datetime: a.d }, a.d) : "undated", a.s, ...a.pl].filter(Boolean);
+      const meta = [a.d ? el("time", { datetime: a.d }, a.d) : "undated", a.s, ...(a.pl || [])].filter(Boolean);
       const metaLine = el("p", { class: "search-meta" });
       meta.forEach((m, i) => metaLine.append(i ? " \u00b7 " : "", m));
       return el("li", null,
-        el("h2", null, el("a", { href: rootPath + a.u }, ...marked(S.titleSegments(a.t || "(untitled)", stems)))),
+        el("h2", null, el("a", { href: rootPath + S.pagePath(a) }, ...marked(S.titleSegments(a.t || "(untitled)", stems)))),
         metaLine,
         el("p", { class: "search-excerpt" }, ...marked(S.excerpt(a.b || a.c || "", stems))));
     }));
@@ -115,31 +136,25 @@
     };
     pages.replaceChildren(...[
       state.page > 1 ? link(state.page - 1, "\u2190 Previous", "prev") : null,
-      r.pages > 1 ? el("span", null, ` Page ${state.page} of ${r.pages} `) : null,
-      state.page < r.pages ? link(state.page + 1, "Next \u2192", "next") : null,
+      r.pages > 1 ? el("span", null, ` Page ${state.page}${r.exact ? ` of ${r.pages}` : ""} `) : null,
+      state.page < r.pages || !r.exact ? link(state.page + 1, "Next \u2192", "next") : null,
     ].filter(Boolean));
   }
 
   function renderFilters(state, facets) {
-    filterBox.replaceChildren(...FILTERS.map((f) => {
-      const rows = (facets && facets[f]) || [];
-      const chosen = state.filters[f];
-      if (!rows.length && !chosen) return null;
-      const select = el("select", { id: `search-${f}`, name: f });
-      select.append(el("option", { value: "" }, `All ${NAMES[f]}`));
-      for (const [key, label, count] of rows.slice(0, 100)) {
-        const o = el("option", { value: key }, `${label} (${count.toLocaleString()})`);
-        if (key === chosen) o.selected = true;
-        select.append(o);
-      }
-      if (chosen && !rows.some((r) => r[0] === chosen)) select.append(el("option", { value: chosen, selected: "" }, chosen));
-      select.addEventListener("change", () => {
-        const filters = { ...state.filters, [f]: select.value };
-        if (!select.value) delete filters[f];
-        go({ ...state, filters, page: 1 });
-      });
-      return el("p", null, el("label", { for: `search-${f}` }, f[0].toUpperCase() + f.slice(1)), " ", select);
-    }).filter(Boolean));
+    filterBox.replaceChildren(...S.filterControls(state, facets, el, (filters) => go({ ...state, filters, page: 1 })));
+  }
+
+  /** counts.js, the filter panel's code, fetched the first time the panel opens. */
+  let countsCode = null;
+  function loadCounts() {
+    countsCode = countsCode || new Promise((resolve, reject) => {
+      const s = el("script", { src: rootPath + "assets/search/counts.js" });
+      s.onload = resolve;
+      s.onerror = () => { countsCode = null; reject(new Error("cannot load counts.js")); };
+      document.head.append(s);
+    });
+    return countsCode;
   }
 
   list.setAttribute("tabindex", "-1"); // pagination moves focus to the new results
@@ -149,5 +164,6 @@
   });
   sortBox.addEventListener("change", () => go({ ...readState(), q: input.value, sort: sortBox.value, page: 1 }));
   window.addEventListener("popstate", () => show(readState()));
+  panel.addEventListener("toggle", () => { if (panel.open && shown === run) counts(run); });
   show(readState());
 })();
