@@ -10,8 +10,8 @@ clock starts: ``add_document`` + ``commit``) against FTS5's "insert only" (engin
 
 The "+1% / ~1%" step adds a new file holding 1% new articles and edits 1% of the articles:
 for one-article-per-file corpora (BBC) 1% of the files get a sentence appended; for collections
-(Reuters SGML, scale JSONL) the first 1% of the stories in one file are edited, so the archive,
-which replaces a changed file's articles as a whole, re-reads that whole file.
+(Reuters SGML, scale JSONL) the first 1% of the stories in one file are edited, so the archive
+reads that whole file again but writes only the edited stories (and the new file's).
 """
 
 from __future__ import annotations
