@@ -262,9 +262,9 @@ def parse_date_option(text: str | None, end: bool = False) -> datetime | None:
 class Archive:
     """An open index to search; use as a context manager (it holds a Whoosh searcher)."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, *, mmap: bool = True):
         self.folder = folder
-        self.index = store.open_index(folder)
+        self.index = store.open_index(folder, mmap=mmap)
         self.searcher = self.index.searcher(weighting=ranking.weighting())
         self.parser = self._make_parser()
         self._facet_tables: dict[str, dict[int, list[str]]] = {}

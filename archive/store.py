@@ -350,9 +350,14 @@ def exists(folder: Path) -> bool:
     return bool(toc_generations(folder))
 
 
-def open_index(folder: Path) -> index.Index:
-    """The index at ``folder``, at its newest usable generation, checked to be current."""
-    ix = _open_newest_usable(folder)
+def open_index(folder: Path, *, mmap: bool = True) -> index.Index:
+    """The index at ``folder``, at its newest usable generation, checked to be current.
+
+    ``mmap=False`` reads segment files with plain reads instead of mapping them: a pass over
+    every posting (the site's search bundle) then does not hold every page it touched as the
+    process's own memory (at 100,000 articles: ~220 MB peak instead of ~1.4 GB).
+    """
+    ix = _open_newest_usable(folder, mmap)
     missing = sorted(set(build_schema().names()) - set(ix.schema.names()))
     if missing:
         ix.close()
@@ -360,7 +365,7 @@ def open_index(folder: Path) -> index.Index:
     return ix
 
 
-def _open_newest_usable(folder: Path) -> index.Index:
+def _open_newest_usable(folder: Path, mmap: bool = True) -> index.Index:
     """Open the newest generation whose TOC reads and whose segment files are all there.
 
     An older generation is used only when the newest is unusable (a power cut before the
@@ -369,7 +374,7 @@ def _open_newest_usable(folder: Path) -> index.Index:
     generations = toc_generations(folder)
     if not generations:
         raise IndexMissing(folder)
-    storage = DurableStorage(str(folder))
+    storage = DurableStorage(str(folder), supports_mmap=mmap)
     for _attempt in range(20):
         first_problem = ""
         for gen in generations:

@@ -61,6 +61,22 @@ def test_an_article_comes_back_from_the_index_unchanged(tmp_path: Path) -> None:
     assert back.content_hash == FULL.content_hash
 
 
+def test_an_index_opened_without_mmap_reads_and_searches_the_same(tmp_path: Path) -> None:
+    """The site build opens the index with plain reads (memory), nothing else may differ."""
+    ix = store.create_index(tmp_path / "index")
+    writer = store.open_writer(ix, tmp_path / "index")
+    store.add_articles(writer, [FULL, replace(FULL, id="other-1", title="Another volcano")])
+    writer.commit()
+    plain = store.open_index(tmp_path / "index", mmap=False)
+    assert plain.storage.supports_mmap is False
+    assert list(store.iter_articles(plain)) == list(store.iter_articles(
+        store.open_index(tmp_path / "index")))
+    with Archive(tmp_path / "index", mmap=False) as a, Archive(tmp_path / "index") as b:
+        for query in ("volcano", "title:another", FULL.title.split()[0]):
+            assert [(h.id, h.score) for h in a.search(query).hits] == \
+                [(h.id, h.score) for h in b.search(query).hits]
+
+
 def test_empty_fields_are_left_out_of_the_document() -> None:
     bare = Article(id="a", title="T", body="B", path="a.txt")
     doc = store.to_document(bare)
