@@ -12,6 +12,7 @@ import random
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -38,6 +39,13 @@ PLACES = ("Lebanon", "Syria", "El Salvador", "Japan", "Brazil")
 TOPICS = ("Cocoa", "Grain", "Politics", "Sport")
 
 
+#: Headlines that test the page slug the client rebuilds: non-ASCII (the record keeps the
+#: folder name), punctuation only, and past the 60-character cut.
+ODD_TITLES = {3: "Zürich café’s “Crème” deal", 4: "!!! ---", 6: "__Oil__ & price: 100% (update)",
+              8: "An unusually long headline about oil prices that keeps going well past "
+                 "sixty characters", 9: "Supercalifragilisticexpialidocious" * 3}
+
+
 def _articles(count: int = 160, seed: int = 3) -> list[Article]:
     """Synthetic news: a Zipf-ish vocabulary (so common words have long lists and tails),
     repeated phrases, several sources/places/topics, dates over three years, some undated."""
@@ -61,6 +69,8 @@ def _articles(count: int = 160, seed: int = 3) -> list[Article]:
             captions=(text(5),) if rng.random() < 0.2 else (),
             places=tuple(rng.sample(PLACES, rng.randint(0, 2))),
             topics=tuple(rng.sample(TOPICS, rng.randint(0, 2)))))
+    for i, title in ODD_TITLES.items():  # headlines whose page slug is not plain
+        out[i] = replace(out[i], title=f"{title} {out[i].title}")
     return out
 
 
@@ -119,7 +129,8 @@ def test_articles_are_numbered_oldest_first_and_undated_last(fixture_site) -> No
 def test_article_file_has_metadata_text_and_page_path(fixture_site) -> None:  # noqa: ANN001
     _, site, _ = fixture_site
     _, record = ss.parse_script((site / "search" / "bundle" / "a" / "0.js").read_bytes())
-    assert {"t", "d", "s", "u", "b"} <= set(record) <= {"t", "d", "s", "pl", "u", "b", "c"}
+    assert {"t", "d", "s", "b"} <= set(record) <= {"t", "d", "s", "pl", "u", "h", "b", "c"}
+    assert ("u" in record) != ("h" in record)  # the page folder, or only its id suffix
     full = _reader(site).article(0)   # + id (from i/0) and page path
     assert re.fullmatch(r"story-\d{3}-[0-9a-f]{5}", full["id"])
     assert re.fullmatch(r"\d{4}/\d\d/\d\d/[a-z0-9-]+/index\.html", full["path"])
@@ -240,6 +251,9 @@ def test_client_is_small_and_keeps_its_code_as_written() -> None:
             assert line.strip() in source_lines, line
     assert ss.without_comments("// head\n  // gone\n  /** gone */\nx = 1; // kept\n") == \
         "// head\nx = 1; // kept\n"
+    # indentation and blank lines go, except inside a template literal
+    assert ss.without_comments("// head\n  if (a) {\n\n    b();\n  }\nc(`x\n  y`);\n  d();\n") \
+        == "// head\nif (a) {\nb();\n}\nc(`x\n  y`);\nd();\n"
 
 
 # --- the reference reader against the CLI --------------------------------------------------------
@@ -394,8 +408,11 @@ def test_browser_engine_matches_the_reference(fixture_site, tmp_path: Path) -> N
     _, site, _ = fixture_site
     cases = tmp_path / "cases.json"
     cases.write_text(json.dumps(_cases(_reader(site))), "utf-8")
+    reader = _reader(site)
+    paths = tmp_path / "paths.json"  # article file -> the page path the site gave it
+    paths.write_text(json.dumps({f"a/{n}": reader.article(n)["path"] for n in range(reader.n)}))
     env = {"PATH": str(Path(NODE).parent), "ARCHIVE_SITE": str(site),
-           "ARCHIVE_CASES": str(cases)}
+           "ARCHIVE_CASES": str(cases), "ARCHIVE_PATHS": str(paths)}
     run = subprocess.run([NODE, "--test", str(JS_TEST)], capture_output=True, text=True,
                          env=env, timeout=60)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]

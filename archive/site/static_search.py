@@ -525,7 +525,10 @@ def _article_record(stored: dict[str, Any]) -> dict[str, Any]:
     title, date, source, places (when any), page folder, body, captions (when any).
 
     The page path is ``page_path(record)``: its date folder and ``/index.html`` are not
-    repeated in ``u``. Article ids are in the ``i/BLOCK`` files (the browser never needs them).
+    repeated, nor, for an ASCII headline, the slug made from it (``h`` is then only the id's
+    suffix; ``u`` the whole folder name otherwise, where JavaScript's Unicode tables might
+    slugify differently). Article ids are in the ``i/BLOCK`` files (the browser never needs
+    them).
     """
     date = stored.get("date")
     title = stored.get("title", "")
@@ -533,14 +536,19 @@ def _article_record(stored: dict[str, Any]) -> dict[str, Any]:
     folder = f"{date:%Y/%m/%d}/" if date else "undated/"
     if not (path.startswith(folder) and path.endswith(PAGE_END)):
         raise ValueError(f"unexpected article path {path!r}")
+    name = path[len(folder):-len(PAGE_END)]
     record = {
         "t": title,
         "d": date.date().isoformat() if date else None,
         "s": stored.get("source", ""),
         "pl": list(store._split_list(stored.get("place"))),
-        "u": path[len(folder):-len(PAGE_END)],
         "b": stored.get("body", ""), "c": stored.get("captions", ""),
     }
+    slug = urls.title_slug(title) + "-"
+    if title.isascii() and name.startswith(slug):
+        record["h"] = name[len(slug):]
+    else:
+        record["u"] = name
     return {k: v for k, v in record.items() if v or k in ("t", "d", "b")}
 
 
@@ -550,7 +558,8 @@ PAGE_END = "/index.html"
 def page_path(record: dict[str, Any]) -> str:
     """An article record's page path (engine.js pagePath does the same)."""
     folder = record["d"].replace("-", "/") if record.get("d") else "undated"
-    return f"{folder}/{record['u']}{PAGE_END}"
+    name = record["u"] if "u" in record else f"{urls.title_slug(record['t'])}-{record['h']}"
+    return f"{folder}/{name}{PAGE_END}"
 
 
 def _build_articles(archive: Archive, numbering: _Numbering, out: OutputFolder, prefix: str,
@@ -772,14 +781,26 @@ _DOC_COMMENT = re.compile(r"^[ \t]*/\*(?:[^*]|\*(?!/))*\*/[ \t]*\n", re.M)
 
 
 def without_comments(source: str) -> str:
-    """The client as served: the same code, less its whole-line comments.
+    """The client as served: the same code, less its whole-line comments, indentation and
+    blank lines.
 
-    Only lines that hold nothing but a comment (``// ...``, ``/** ... */``) go; code, names and
-    layout stay as written, so the served file is still readable, and a third of the bytes a
-    visitor fetches before the first result were comments. The sources keep them (the first
+    Only lines that hold nothing but a comment (``// ...``, ``/** ... */``) go, and the
+    leading blanks of lines outside a template literal; code, names and line breaks stay as
+    written, so the served file is still readable, and a third of the bytes a visitor fetched
+    before the first result were comments and indentation. The sources keep them (the first
     line, naming the file's role and its source, is kept too)."""
     head, _, rest = source.partition("\n")
-    return head + "\n" + _DOC_COMMENT.sub("", _COMMENT_LINE.sub("", rest))
+    code = _DOC_COMMENT.sub("", _COMMENT_LINE.sub("", rest))
+    lines, in_template = [], False
+    for line in code.split("\n"):
+        if not in_template:
+            line = line.strip()
+            if not line:
+                continue
+        lines.append(line)
+        if line.count("`") % 2:
+            in_template = not in_template
+    return head + "\n" + "\n".join(lines) + "\n"
 
 
 def asset_files() -> dict[str, bytes]:

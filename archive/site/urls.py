@@ -24,10 +24,16 @@ def article_path(article_id: str, title: str, date: datetime | None) -> str:
     The short suffix is the id's own hash part, so two stories with the same headline on the
     same day still get different pages.
     """
-    slug = slugify(title, 60) or "article"
+    slug = title_slug(title)
     suffix = slugify(article_id.rsplit("-", 1)[-1], 12) or slugify(article_id, 12)
     folder = f"{date:%Y/%m/%d}" if date else "undated"
     return f"{folder}/{slug}-{suffix}/index.html"
+
+
+def title_slug(title: str) -> str:
+    """The readable part of an article's page folder (the search client rebuilds it from the
+    headline: engine.js titleSlug)."""
+    return slugify(title, 60) or "article"
 
 
 def facet_path(field: str, value: str, page: int = 1) -> str:

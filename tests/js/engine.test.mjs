@@ -10,6 +10,7 @@ import vm from "node:vm";
 
 const SITE = process.env.ARCHIVE_SITE;
 const CASES = process.env.ARCHIVE_CASES;
+const PATHS = process.env.ARCHIVE_PATHS;
 
 /** Runs the site's classic scripts in this process, as the browser would. */
 function loadClient() {
@@ -49,6 +50,15 @@ test("engine answers every case like the reference", { skip: !SITE && "no fixtur
     assert.deepEqual(full.hits.map((h) => h.n), c.hits, label);
     assert.equal(full.total, c.total, label);
     if (c.total) assert.deepEqual(full.facets, c.facets, label);
+  }
+});
+
+test("every result links to its article's page", { skip: !PATHS && "no fixture" }, async () => {
+  const { pagePath } = loadClient();
+  const load = fileLoader(join(SITE, "search", "bundle"));
+  const expected = JSON.parse(readFileSync(PATHS, "utf-8"));
+  for (const [name, path] of Object.entries(expected)) {
+    assert.equal(pagePath(await load(name)), path, name);
   }
 });
 

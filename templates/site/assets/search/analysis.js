@@ -112,17 +112,20 @@ function porter2(w) {
       if (m.index >= p1 && !/^(?:proc|exc|succ)$/.test(base)) w = base + "ee";
     } else if (m[0] === "ing") {
       if (/^[^aeiouy]y$/.test(base)) {
-        general = false; // dying -> die, lying -> lie, tying -> tie, vying -> vie
+        // dying -> die, lying -> lie, tying -> tie, vying -> vie
+        general = false;
         w = base[0] + "ie";
       } else if (/^(?:inn|out|cann|herr|earr|even)$/.test(base)) {
-        general = false; // inning, outing, ... are left alone
+        // inning, outing, ... are left alone
+        general = false;
       }
     }
     if (general && /[aeiouy]/.test(base)) {
       w = base;
       if (/(?:at|bl|iz)$/.test(w)) w += "e";
       else if (/(?:bb|dd|ff|gg|mm|nn|pp|rr|tt)$/.test(w)) {
-        if (!/^[aeo]..$/.test(w)) w = w.slice(0, -1); // but "add", "egg", "odd"
+        // but "add", "egg", "odd"
+        if (!/^[aeo]..$/.test(w)) w = w.slice(0, -1);
       } else if (w.length === p1 && shortv(w, w.length)) w += "e";
     }
   }

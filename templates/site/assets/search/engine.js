@@ -38,7 +38,8 @@
       if (!p) {
         p = load(name);
         files.set(name, p);
-        p.catch(() => files.delete(name)); // a failed file may be retried later
+        // a failed file may be retried later
+        p.catch(() => files.delete(name));
         get.requests.push(name);
       }
       return p;
@@ -198,7 +199,8 @@
       while ((t = this.peek()) !== null) {
         if (t.kind === ")") {
           if (nested) break;
-          this.take(); // a stray ")" is ignored
+          // a stray ")" is ignored
+          this.take();
           continue;
         }
         if (t.kind === "op" && (t.text === "AND" || t.text === "OR")) { this.take(); continue; }
@@ -327,7 +329,8 @@
         }
         return [st, lo, hi];
       }
-      default: { // or: the score is the sum of the kids that match
+      // or: the score is the sum of the kids that match
+      default: {
         let st = NO, lo = 0, hi = 0;
         for (const kid of node.kids) {
           const r = evalNode(kid, n);
@@ -405,7 +408,8 @@
     async more(leaf) {
       const t = leaf.next;
       const data = await this.load(`${leaf.ns}/${leaf.shard}-${leaf.index}-${t + 1}`);
-      if (leaf.next !== t) return; // another caller got there first
+      // another caller got there first
+      if (leaf.next !== t) return;
       this.addPostings(leaf, data, leaf.tiers[t][0]);
       leaf.next = t + 1;
       this.setBound(leaf);
@@ -434,7 +438,8 @@
     /** The first article dated `day` (YYYYMMDD) or later: meta has each year's first number,
      * d/YEAR the year's [mmdd, count, ...] (needed only for a day inside the year). */
     async firstFrom(day) {
-      if (day % 10000 > 1231) day = (Math.floor(day / 10000) + 1) * 10000 + 101; // after Dec 31
+      // after Dec 31
+      if (day % 10000 > 1231) day = (Math.floor(day / 10000) + 1) * 10000 + 101;
       const y = Math.floor(day / 10000), md = day % 10000;
       const i = lowerBound(this.years, y);
       if (i === this.years.length) return this.meta.dated;
@@ -501,7 +506,8 @@
             pages: Math.max(1, Math.ceil(total / pageSize)),
             hits: sure.slice(k - pageSize, k).map(([n, score]) => ({ n, score })),
           };
-          if (complete) result.facets = await this.facetCounts(sure); // counts.js
+          // counts.js
+          if (complete) result.facets = await this.facetCounts(sure);
           return result;
         }
         // Fetch the next tier of the list whose unseen postings could score highest.
@@ -626,11 +632,24 @@
 
   const titleSegments = (title, stems) => segments(title, matches(title, stems));
 
+  /** A headline's page slug (urls.title_slug; only used for ASCII headlines). */
+  const titleSlug = (title) => {
+    let s = title.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+    if (s.length > 60) {
+      const cut = s.slice(0, 60), i = cut.lastIndexOf("-");
+      s = i > 0 ? cut.slice(0, i) : cut;
+    }
+    return s || "article";
+  };
+
   /** An article record's page path, relative to the site root (static_search.page_path). */
-  const pagePath = (a) => `${a.d ? a.d.replace(/-/g, "/") : "undated"}/${a.u}/index.html`;
+  const pagePath = (a) => {
+    const name = a.u !== undefined ? a.u : `${titleSlug(a.t)}-${a.h}`;
+    return `${a.d ? a.d.replace(/-/g, "/") : "undated"}/${name}/index.html`;
+  };
 
   root.ArchiveSearch = {
     Engine, QueryError, scriptLoader, parseQuery, parseDateRange, keyHash,
-    excerpt, titleSegments, highlightStems, pagePath, bytesOf, varints, upperBound,
+    excerpt, titleSegments, highlightStems, pagePath, titleSlug, bytesOf, varints, upperBound,
   };
 })(typeof globalThis !== "undefined" ? globalThis : this);

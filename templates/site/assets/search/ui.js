@@ -6,7 +6,8 @@
 // filter counts need whole lists, so they are fetched only when the filter panel is open.
 (function () {
   "use strict";
-  if (typeof document === "undefined") return; // under node (tests, bench): the engine only
+  // under node (tests, bench): the engine only
+  if (typeof document === "undefined") return;
   const S = window.ArchiveSearch;
   const box = document.getElementById("archive-search");
   if (!S || !box) return;
@@ -17,8 +18,10 @@
   const pages = $(".search-pages"), panel = $(".search-filters"), filterBox = $(".search-filters div");
   const engine = new S.Engine(S.scriptLoader(box.dataset.bundle));
   const rootPath = box.dataset.root || "";
-  let run = 0; // the latest search; older ones stop rendering
-  let current = null, shown = 0, counted = 0; // the state, the run on screen, the run counted
+  // the latest search; older ones stop rendering
+  let run = 0;
+  // the state, the run on screen, the run counted
+  let current = null, shown = 0, counted = 0;
 
   function el(tag, attrs, ...kids) {
     const node = document.createElement(tag);
@@ -65,7 +68,8 @@
       list.replaceChildren(); pages.replaceChildren(); say("");
       return;
     }
-    if (Object.keys(state.filters).length) panel.open = true; // show the filters in use
+    // show the filters in use
+    if (Object.keys(state.filters).length) panel.open = true;
     say("Searching\u2026");
     const opts = { sort: state.sort, page: state.page, filters: state.filters };
     let result;
@@ -98,7 +102,8 @@
       full = await engine.search(state.q, { sort: state.sort, page: state.page, filters: state.filters, complete: true });
     } catch (e) {
       counted = 0;
-      return; // the results shown already report the error
+      // the results shown already report the error
+      return;
     }
     if (mine !== run) return;
     announce(state, full);
@@ -157,7 +162,8 @@
     return countsCode;
   }
 
-  list.setAttribute("tabindex", "-1"); // pagination moves focus to the new results
+  // pagination moves focus to the new results
+  list.setAttribute("tabindex", "-1");
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     go({ ...readState(), q: input.value, sort: sortBox.value, page: 1 });
