@@ -15,7 +15,9 @@ sorted         ``word``, sort=newest                        ``"word"`` ORDER BY 
 Each query asks for the top 10 with a highlighted body snippet: the archive through
 ``Archive.search(..., facets=False)`` (hits with ``Hit.snippet``) and, as ``archive+facets``,
 with the source/year/place/topic facet counts the CLI shows; FTS5 through ``snippet()``.
-Every system runs all queries once to warm up, then once timed. Indexes are built once into
+``whoosh top-10 only`` is the floor under the archive: Whoosh's own top-10 collector on the same
+parsed query and weighting, with none of the archive's work (no highlights, exact totals,
+collapsed copies or fallback). Every system runs all queries once to warm up, then once timed. Indexes are built once into
 ``bench/data/query-index/<corpus>`` (archive) and ``<corpus>.sqlite`` (FTS5) and reused.
 """
 
@@ -74,24 +76,46 @@ def make_queries(db: Path, per_kind: int, seed: int) -> list[dict[str, Any]]:
     return out
 
 
+def archive_query(q: dict[str, Any]) -> tuple[str, str]:
+    """(query text, sort) of a bench query, as a user would type it."""
+    kind = q["kind"]
+    if kind == "one-word":
+        return q["w1"], "relevance"
+    if kind == "two-word":
+        return f"{q['w1']} {q['other']}", "relevance"
+    if kind == "phrase":
+        return f'"{q["w1"]} {q["w2"]}"', "relevance"
+    if kind == "field+date":
+        return f"title:{q['w1']} date:{q['year']}", "relevance"
+    return q["w1"], "newest"
+
+
 def archive_runner(index: Path, facets: bool) -> Callable[[dict[str, Any]], int]:
     from archive.search import Archive
     archive = Archive(index)
 
     def run(q: dict[str, Any]) -> int:
-        kind, sort = q["kind"], "relevance"
-        if kind == "one-word":
-            text = q["w1"]
-        elif kind == "two-word":
-            text = f"{q['w1']} {q['other']}"
-        elif kind == "phrase":
-            text = f'"{q["w1"]} {q["w2"]}"'
-        elif kind == "field+date":
-            text = f"title:{q['w1']} date:{q['year']}"
-        else:
-            text, sort = q["w1"], "newest"
+        text, sort = archive_query(q)
         page = archive.search(text, sort=sort, page_size=10, facets=facets)
         return len(page.hits)
+    return run
+
+
+def whoosh_runner(index: Path) -> Callable[[dict[str, Any]], int]:
+    """Whoosh alone, as the floor under the archive's layer: the same parsed query and
+    weighting, top 10 by Whoosh's own collector (with its block-quality skipping), stored
+    titles read; no highlights, no exact total, no copies collapsed, no fallback."""
+    from whoosh.sorting import FieldFacet
+
+    from archive.search import Archive
+    archive = Archive(index)
+
+    def run(q: dict[str, Any]) -> int:
+        text, sort = archive_query(q)
+        sortedby = FieldFacet("date", reverse=True) if sort == "newest" else None
+        results = archive.searcher.search(archive.parser.parse(text), limit=10,
+                                          sortedby=sortedby)
+        return len([hit["title"] for hit in results])
     return run
 
 
@@ -142,6 +166,7 @@ def run(corpora: Sequence[tuple[str, Path]], folder: Path, per_kind: int, seed: 
         queries = make_queries(db, per_kind, seed)
         systems = {"archive": archive_runner(index, facets=False),
                    "archive+facets": archive_runner(index, facets=True),
+                   "whoosh top-10 only": whoosh_runner(index),
                    "fts5": fts5_runner(db)}
         results = {system: measure(runner, queries) for system, runner in systems.items()}
         fts_all = [t for ts in results["fts5"].values() for t in ts]
