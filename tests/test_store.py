@@ -77,6 +77,39 @@ def test_an_index_opened_without_mmap_reads_and_searches_the_same(tmp_path: Path
                 [(h.id, h.score) for h in b.search(query).hits]
 
 
+def test_mapped_segment_files_read_like_bytesio_without_copying() -> None:
+    """Whoosh's BufferFile copies every mapped part into a BytesIO; ours reads the mapping."""
+    import random
+    from io import BytesIO
+
+    from whoosh.filedb import compound
+    assert compound.BufferFile is store._MappedFile
+    data = bytes(random.Random(1).randrange(256) for _ in range(5000)) + b"one\ntwo\nend"
+    ours, reference = store._ViewReader(memoryview(data)), BytesIO(data)
+    rng = random.Random(2)
+    for _ in range(5000):
+        op = rng.choice(["read", "readline", "seek", "seek_cur", "seek_end"])
+        if op == "read":
+            n = rng.choice([-1, 0, 1, 7, 100, 10000])
+            assert ours.read(n) == reference.read(n)
+        elif op == "readline":
+            n = rng.choice([-1, 3, 50])
+            assert ours.readline(n) == reference.readline(n)
+        elif op == "seek":
+            n = rng.randrange(0, len(data) + 10)
+            assert ours.seek(n) == reference.seek(n)
+        elif op == "seek_cur":
+            n = rng.randrange(0, 20)
+            assert ours.seek(n, 1) == reference.seek(n, 1)
+        else:
+            n = rng.randrange(-100, 0)
+            assert ours.seek(n, 2) == reference.seek(n, 2)
+        assert ours.tell() == reference.tell()
+    buffer = bytearray(10)
+    ours.seek(len(data) - 4)
+    assert ours.readinto(buffer) == 4 and buffer[:4] == data[-4:]
+
+
 def test_empty_fields_are_left_out_of_the_document() -> None:
     bare = Article(id="a", title="T", body="B", path="a.txt")
     doc = store.to_document(bare)
