@@ -70,6 +70,14 @@ def whoosh_writer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store, "open_writer", plain)
 
 
+def index_with_whoosh(monkeypatch: pytest.MonkeyPatch, folder: Path, inputs: Path,
+                      **options: Any) -> Any:
+    """Index ``inputs`` into ``folder`` with Whoosh's own writer (the reference); the report."""
+    with monkeypatch.context() as patch:
+        whoosh_writer(patch)
+        return Indexer(folder, procs=1, **options).run([inputs])
+
+
 def snapshot(folder: Path) -> dict[str, Any]:
     """Everything an index holds, keyed so two indexes can be compared."""
     ix = store.open_index(folder)
@@ -168,9 +176,7 @@ def test_fast_writer_builds_the_same_index(corpus: Path, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     Indexer(tmp_path / "fast", procs=1, commit_every=25).run([corpus])
     fast = snapshot(tmp_path / "fast")
-    with monkeypatch.context() as patch:
-        whoosh_writer(patch)
-        Indexer(tmp_path / "whoosh", procs=1, commit_every=25).run([corpus])
+    index_with_whoosh(monkeypatch, tmp_path / "whoosh", corpus, commit_every=25)
     assert_same(fast, snapshot(tmp_path / "whoosh"))
     assert fast["docs"] == 60
 
@@ -185,9 +191,7 @@ def test_split_writer_keeps_every_article_in_order(corpus: Path, tmp_path: Path,
     with store.open_index(tmp_path / "split").searcher() as searcher:
         segments = [r.doc_count_all() for r, _ in searcher.reader().leaf_readers()]
     assert len(segments) >= 3 and sum(segments) == 60  # 2 commits, the first split in two
-    with monkeypatch.context() as patch:
-        whoosh_writer(patch)
-        Indexer(tmp_path / "whoosh", procs=1, commit_every=40).run([corpus])
+    index_with_whoosh(monkeypatch, tmp_path / "whoosh", corpus, commit_every=40)
     assert_same(split, snapshot(tmp_path / "whoosh"))
     assert split["docs"] == 60
 
@@ -210,15 +214,11 @@ def test_incremental_runs_match_whooshs(corpus: Path, tmp_path: Path,
             "Reuters", "AP"), "utf-8")
 
     Indexer(tmp_path / "fast", procs=2, split_min=8).run([news])
-    with monkeypatch.context() as patch:
-        whoosh_writer(patch)
-        Indexer(tmp_path / "whoosh", procs=1).run([news])
+    index_with_whoosh(monkeypatch, tmp_path / "whoosh", news)
     assert_same(snapshot(tmp_path / "fast"), snapshot(tmp_path / "whoosh"))
     change()
     fast_report = Indexer(tmp_path / "fast", procs=2, split_min=8).run([news])
-    with monkeypatch.context() as patch:
-        whoosh_writer(patch)
-        whoosh_report = Indexer(tmp_path / "whoosh", procs=1).run([news])
+    whoosh_report = index_with_whoosh(monkeypatch, tmp_path / "whoosh", news)
     assert fast_report.to_dict() == whoosh_report.to_dict()
     assert (fast_report.added, fast_report.updated, fast_report.removed) == (1, 2, 1)
     assert_same(snapshot(tmp_path / "fast"), snapshot(tmp_path / "whoosh"))
@@ -349,9 +349,7 @@ def test_bbc_fast_writer_and_split_writer_match_whoosh(tmp_path: Path,
     bbc = CORPORA / "bbc"
     Indexer(tmp_path / "split", procs=2).run([bbc])
     split = snapshot(tmp_path / "split")
-    with monkeypatch.context() as patch:
-        whoosh_writer(patch)
-        Indexer(tmp_path / "whoosh", procs=1).run([bbc])
+    index_with_whoosh(monkeypatch, tmp_path / "whoosh", bbc)
     reference = snapshot(tmp_path / "whoosh")
     assert split["docs"] == 2225
     assert_same(split, reference)
