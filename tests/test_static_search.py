@@ -8,13 +8,18 @@ under ``node --test``) must agree with it exactly: same hits, same order, for ev
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import shutil
+import signal
 import subprocess
+import tempfile
+import time
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -199,6 +204,125 @@ def test_shard_size_sets_the_file_count(fixture_site, tmp_path: Path) -> None:  
     with Archive(index) as archive:
         big = ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=8192, head_size=4)
     assert big.term_shards < small.term_shards and big.files < small.files
+
+
+# --- two processes: the same bundle, byte for byte -----------------------------------------------
+
+@pytest.fixture(scope="module")
+def split_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of two segments with a deleted article: the helper reopens every segment and
+    must skip the deletion exactly as the parent does."""
+    folder = tmp_path_factory.mktemp("static-search-split") / "index"
+    ix = store.create_index(folder)
+    writer = store.open_writer(ix, folder, procs=2, split_min=1)
+    store.add_articles(writer, _articles())
+    writer.commit()
+    writer = store.open_writer(ix, folder)
+    writer.delete_by_term("id", _articles()[7].id)
+    writer.commit(merge=False)
+    return folder
+
+
+def _tree(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes()
+            for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def _counts(report: ss.BundleReport) -> dict[str, Any]:
+    return {k: v for k, v in report.to_dict().items() if k not in ("seconds", "peak_rss_mb")}
+
+
+@pytest.mark.parametrize("mmap", [False, True])
+def test_two_process_build_is_byte_identical_to_the_sequential_one(
+        split_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mmap: bool) -> None:
+    """The helper takes pair partitions too: the parent is slowed so that it must."""
+    parent, log = os.getpid(), tmp_path / "workers.log"
+
+    def slowed_and_logged(stage: str, work: Any) -> Any:
+        def run(*args: Any) -> Any:
+            if os.getpid() == parent:
+                time.sleep(0.02)
+            with open(log, "a") as f:
+                f.write(f"{stage}:{os.getpid()}\n")
+            return work(*args)
+        return run
+
+    for stage in ("encode", "write"):
+        name = f"_{stage}_partition"
+        monkeypatch.setattr(ss, name, slowed_and_logged(stage, getattr(ss, name)))
+    with Archive(split_index, mmap=mmap) as archive:
+        leaves = list(archive.searcher.reader().leaf_readers())
+        assert len(leaves) == 2 and archive.searcher.doc_count() == 159
+        monkeypatch.setenv("ARCHIVE_BUNDLE_PROCS", "1")
+        assert ss.bundle_procs() == 1
+        one = ss.build_bundle(archive, OutputFolder(tmp_path / "one"), shard_bytes=512,
+                              head_size=4)
+        assert set(log.read_text().split()) == {f"encode:{parent}", f"write:{parent}"}
+        log.unlink()
+        monkeypatch.setenv("ARCHIVE_BUNDLE_PROCS", "2")
+        two = ss.build_bundle(archive, OutputFolder(tmp_path / "two"), shard_bytes=512,
+                              head_size=4)
+    for stage in ("encode", "write"):   # each partition once, some by each process
+        workers = [w for w in log.read_text().split() if w.startswith(stage)]
+        assert len(workers) == ss.PAIR_PARTITIONS and len(set(workers)) == 2, workers
+    assert _counts(one) == _counts(two) and one.articles == 159
+    assert _tree(tmp_path / "one") == _tree(tmp_path / "two")
+    assert two.peak_rss_mb > 0
+
+
+def test_a_failing_helper_raises_a_clear_error(fixture_site, tmp_path: Path,  # noqa: ANN001
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> tuple[int, int, int]:
+        raise RuntimeError("no terms today")
+
+    index, _, _ = fixture_site
+    monkeypatch.setenv("ARCHIVE_BUNDLE_PROCS", "2")
+    monkeypatch.setattr(ss, "_build_terms", broken)
+    left = set(Path(tempfile.gettempdir()).glob("archive-bundle-*"))
+    with Archive(index) as archive, pytest.raises(
+            ss.BundleProcessFailed, match="helper process failed: RuntimeError: no terms today"):
+        ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=512, head_size=4)
+    assert set(Path(tempfile.gettempdir()).glob("archive-bundle-*")) == left
+    with pytest.raises(ChildProcessError):   # the helper was reaped
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_a_killed_helper_raises_a_clear_error(fixture_site, tmp_path: Path,  # noqa: ANN001
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    def killed(*args: Any, **kwargs: Any) -> tuple[int, int, int]:
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable")
+
+    index, _, _ = fixture_site
+    monkeypatch.setenv("ARCHIVE_BUNDLE_PROCS", "2")
+    monkeypatch.setattr(ss, "_build_terms", killed)
+    with Archive(index) as archive, pytest.raises(ss.BundleProcessFailed,
+                                                  match=r"helper process died \(wait status 9\)"):
+        ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=512, head_size=4)
+
+
+def test_a_failing_parent_stops_its_helper(fixture_site, tmp_path: Path,  # noqa: ANN001
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> list[list[int]]:
+        raise OSError(28, "No space left on device")
+
+    index, _, _ = fixture_site
+    monkeypatch.setenv("ARCHIVE_BUNDLE_PROCS", "2")
+    monkeypatch.setattr(ss, "_build_articles", broken)
+    with Archive(index) as archive, pytest.raises(OSError, match="No space left"):
+        ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=512, head_size=4)
+    with pytest.raises(ChildProcessError):   # the helper was killed and reaped
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_one_usable_core_builds_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ARCHIVE_BUNDLE_PROCS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert ss.bundle_procs() == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert ss.bundle_procs() == 2
+    monkeypatch.setenv("ARCHIVE_BUNDLE_PROCS", "1")
+    assert ss.bundle_procs() == 1
 
 
 def test_fast_tokens_equal_the_field_analyzer() -> None:
