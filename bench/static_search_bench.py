@@ -170,7 +170,7 @@ def build(index: Path, site: Path) -> dict:
     from archive.search import Archive
     from archive.site.files import OutputFolder
     from archive.site.static_search import build_bundle
-    with Archive(index, mmap=False) as archive:  # as `archive site` opens it
+    with Archive(index) as archive:  # as `archive site` opens it
         return build_bundle(archive, OutputFolder(site)).to_dict()
 
 

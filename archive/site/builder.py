@@ -78,9 +78,7 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
                            unchanged=len(previous["files"]),
                            seconds=time.perf_counter() - started)
     folder = OutputFolder(out)
-    # The build reads every posting once: plain reads, not a mapping whose every touched page
-    # would count as the build's memory (store.open_index).
-    with Archive(index_dir, mmap=False) as archive:
+    with Archive(index_dir) as archive:
         site = _Site(archive, env, folder, config, progress)
         site.build()
         report = BuildReport(articles=site.articles, search=site.search_report)
