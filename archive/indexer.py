@@ -203,8 +203,9 @@ class Indexer:
         if error is not None:
             report.warnings.append(error)
         count = len(articles)
-        if old or source.relative in self.indexed:  # (or committed by a run killed before
-            articles = self._replace_changed(w, source.relative, articles, report)  # its manifest)
+        # in the index already (also when a run was killed before recording it in the manifest)
+        if old or source.relative in self.indexed:
+            articles = self._replace_changed(w, source.relative, articles, report)
         else:
             report.added += count
         if articles:
