@@ -36,6 +36,7 @@ from whoosh.util.filelock import try_for
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import IndexingError, PostingPool, SegmentWriter
 
+from archive import processes
 from archive.article import Article
 
 DEFAULT_INDEX = Path("index")
@@ -617,7 +618,6 @@ class _LengthsReader(W3PerDocReader):
             return byte_to_length(lbyte)
         return None  # as Whoosh's: a zero byte falls through
 
-
     def lengths_list(self, fieldname: str) -> list[int | None] | None:
         """Every document's length in ``fieldname`` as doc_field_length gives it (None for
         a zero byte), or None when the field keeps no lengths (every lookup gives 0)."""
@@ -820,7 +820,6 @@ class ArchiveWriter(SegmentWriter):
         self._added = True
         self.docnum += 1
 
-
     def commit(self, mergetype: Any = None, optimize: Any = None, merge: Any = None,
                more_segments: Any = None) -> None:
         """SegmentWriter.commit; ``more_segments``, if given, is called once this writer's own
@@ -920,7 +919,7 @@ class SplitWriter:
         code = 1  # pragma: no cover - the child, which never returns
         try:
             os.close(read_fd)
-            _die_with_parent()
+            processes.die_with_parent()
             lock = getattr(self.main, "writelock", None)
             if getattr(lock, "fd", None) is not None:
                 # Drop this process's share of the lock: were the parent killed, the lock must
@@ -965,32 +964,11 @@ class SplitWriter:
 
 
 def _stop_child(pid: int, fd: int) -> None:
-    import signal
-
     try:
         os.close(fd)
     except OSError:
         pass
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
-
-
-def _die_with_parent() -> None:
-    """Linux: have the kernel SIGKILL this (forked) process when its parent dies."""
-    try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except Exception:  # not Linux: the child simply finishes its segment, which is harmless
-        pass
+    processes.kill_and_reap(pid)
 
 
 def default_procs() -> int:
@@ -1004,10 +982,7 @@ def default_procs() -> int:
     forced = os.environ.get("ARCHIVE_INDEX_PROCS", "").strip()
     if forced.isdigit() and int(forced) >= 1:
         return int(forced)
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cores = os.cpu_count() or 1
+    cores = processes.usable_cores()
     try:
         load = os.getloadavg()[0]
     except OSError:

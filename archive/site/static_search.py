@@ -45,7 +45,6 @@ import pickle
 import re
 import resource
 import shutil
-import signal
 import struct
 import tempfile
 import threading
@@ -61,7 +60,7 @@ from typing import Any
 import markupsafe
 from whoosh.searching import Searcher
 
-from archive import store
+from archive import processes, store
 from archive.search import Archive
 from archive.site import urls
 from archive.site.files import OutputFolder
@@ -603,14 +602,26 @@ def _build_articles(archive: Archive, numbering: _Numbering, out: OutputFolder, 
 def _build_pairs(spool: _PairSpool, out: OutputFolder, prefix: str, shard_bytes: int,
                  head_size: int) -> tuple[int, int, int]:
     """Encode each partition's pair lists, then cut shards (a multiple of the partitions)."""
-    count, total = 0, 0
-    for p in range(spool.partitions):
-        entries, size = _encode_partition(spool.folder, p, head_size)
-        count, total = count + entries, total + size
+    every = range(spool.partitions)
+    count, total = _encode_partitions(spool.folder, every, head_size)
     nshards = shard_count(total, shard_bytes, spool.partitions)
-    files = sum(_write_partition(spool.folder, p, spool.partitions, nshards, out, prefix)
-                for p in range(spool.partitions))
+    files = _write_partitions(spool.folder, every, spool.partitions, nshards, out, prefix)
     return count, nshards, files
+
+
+def _encode_partitions(folder: Path, ps: Iterable[int], head_size: int) -> tuple[int, int]:
+    """``_encode_partition`` of each of ``ps``: (entries, shard bytes) summed."""
+    count, total = 0, 0
+    for p in ps:
+        entries, size = _encode_partition(folder, p, head_size)
+        count, total = count + entries, total + size
+    return count, total
+
+
+def _write_partitions(folder: Path, ps: Iterable[int], partitions: int, nshards: int,
+                      out: OutputFolder, prefix: str) -> int:
+    """``_write_partition`` of each of ``ps``: the files written."""
+    return sum(_write_partition(folder, p, partitions, nshards, out, prefix) for p in ps)
 
 
 def _encode_partition(folder: Path, p: int, head_size: int) -> tuple[int, int]:
@@ -811,11 +822,7 @@ def bundle_procs() -> int:
         return 1 if int(forced) == 1 or not hasattr(os, "fork") else 2
     if not hasattr(os, "fork") or threading.active_count() > 1:
         return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:   # not Linux
-        cores = os.cpu_count() or 1
-    return 2 if cores >= 2 else 1
+    return 2 if processes.usable_cores() >= 2 else 1
 
 
 class _OwnReader:
@@ -882,7 +889,7 @@ class _Helper:
         try:
             os.close(down_w)
             os.close(up_r)
-            store._die_with_parent()
+            processes.die_with_parent()
             with os.fdopen(down_r, "rb") as orders, os.fdopen(up_w, "wb") as replies:
                 try:
                     _helper_run(archive, numbering, root, prefix, shard_bytes, head_size, work,
@@ -898,15 +905,13 @@ class _Helper:
         """The pair phase, shared with the helper: (pair lists, pair shards)."""
         folder, partitions = spool.folder, spool.partitions
         self._order(("encode", partitions))
-        count, total = 0, 0
-        for p in _claims(folder, "encode", partitions):
-            entries, size = _encode_partition(folder, p, head_size)
-            count, total = count + entries, total + size
+        count, total = _encode_partitions(folder, _claims(folder, "encode", partitions),
+                                          head_size)
         _, its_count, its_total = self._reply("encoded")
         nshards = shard_count(total + its_total, shard_bytes, partitions)
         self._order(("write", nshards))
-        for p in _claims(folder, "write", partitions):
-            _write_partition(folder, p, partitions, nshards, out, prefix)
+        _write_partitions(folder, _claims(folder, "write", partitions), partitions, nshards,
+                          out, prefix)
         _, self.terms, self.term_shards, wrote, self.peak_rss_mb = self._reply("done")
         _merge_output(out, *wrote)
         self._reap()
@@ -947,11 +952,8 @@ class _Helper:
             except OSError:
                 pass
         if self.pid:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            self._reap()
+            pid, self.pid = self.pid, 0
+            processes.kill_and_reap(pid)
 
 
 def _send(stream: Any, message: tuple[Any, ...]) -> None:
@@ -966,14 +968,11 @@ def _helper_run(archive: Archive, numbering: _Numbering, root: Path, prefix: str
     terms, term_shards, _ = _build_terms(_OwnReader(archive), numbering, out, prefix,
                                          shard_bytes, head_size)
     _, partitions = pickle.load(orders)   # the parent has spooled every pair
-    count, total = 0, 0
-    for p in _claims(work, "encode", partitions):
-        entries, size = _encode_partition(work, p, head_size)
-        count, total = count + entries, total + size
+    count, total = _encode_partitions(work, _claims(work, "encode", partitions), head_size)
     _send(replies, ("encoded", count, total))
     _, nshards = pickle.load(orders)
-    for p in _claims(work, "write", partitions):
-        _write_partition(work, p, partitions, nshards, out, prefix)
+    _write_partitions(work, _claims(work, "write", partitions), partitions, nshards, out,
+                      prefix)
     wrote = (sorted(out.produced), out.written, out.unchanged, out.bytes_total)
     _send(replies, ("done", terms, term_shards, wrote, peak_rss_mb()))
 
