@@ -380,9 +380,6 @@ class _PairSpool:
         for f in self.files:
             f.close()
 
-    def read(self, partition: int) -> dict[str, dict[int, float]]:
-        return _read_partition(self.folder, partition)
-
 
 def _read_partition(folder: Path, partition: int) -> dict[str, dict[int, float]]:
     """A spooled partition's pair lists (a function: the helper process reads them too)."""
