@@ -612,7 +612,10 @@ class Archive:
         docnum = self.searcher.document_number(id=article_id)
         if docnum is None:
             return []
-        cluster = self.searcher.stored_fields(docnum).get("cluster", "")
+        stored = self.searcher.stored_fields(docnum)
+        if not stored.get("body"):
+            return []   # Whoosh's more_like fails on a missing stored body; nothing to match
+        cluster = stored.get("cluster", "")
         results = self.searcher.more_like(docnum, "body", top=limit + 5, numterms=10)
         ids = [h["id"] for h in results if not cluster or h.get("cluster") != cluster]
         return ids[:limit]

@@ -215,3 +215,25 @@ def test_site_command_without_index_says_so(tmp_path: Path) -> None:
                                        "--out", str(tmp_path / "site")])
     assert result.exit_code == 1
     assert "archive index" in result.output
+
+
+def test_site_builds_over_articles_with_no_body(tmp_path: Path) -> None:
+    """A record with a title and no body (as in many Reuters-21578 stories) gets a page,
+    and the related-articles step passes over it instead of failing."""
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "wire.jsonl").write_text(
+        '{"id": "a", "title": "Cocoa prices climb in Ivory Coast", "body": ""}\n'
+        '{"id": "b", "title": "Cocoa output falls", "body": "Cocoa output fell as rains '
+        'failed in the Ivory Coast this season."}\n'
+        '{"id": "c", "title": "Gold steady", "body": "Gold prices were steady on Monday '
+        'as cocoa and coffee eased."}\n', "utf-8")
+    index = tmp_path / "index"
+    assert CliRunner().invoke(main, ["index", str(records), "--index", str(index)]).exit_code == 0
+    out = tmp_path / "site"
+    result = CliRunner().invoke(main, ["site", "--index", str(index), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.exception is None
+    titles = [p.read_text("utf-8") for p in article_pages(out)]
+    assert len(titles) == 3
+    assert any("Cocoa prices climb in Ivory Coast" in t for t in titles)
