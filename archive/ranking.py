@@ -66,7 +66,22 @@ class NewsBM25F(scoring.BM25F):
 
     def idf(self, searcher: Any, fieldname: str, text: bytes) -> float:
         parent = searcher.get_parent()
-        return lucene_idf(parent.doc_count_all(), parent.doc_frequency(fieldname, text))
+        return self.idf_of(parent.doc_count_all(), parent.doc_frequency(fieldname, text))
+
+    @staticmethod
+    def idf_of(doc_count: int, doc_frequency: int) -> float:
+        """The idf ``idf`` gives a term, from the counts (for callers that already hold them)."""
+        return lucene_idf(doc_count, doc_frequency)
+
+    def posting_scores(self, searcher: Any, fieldname: str, idf: Any, weights: Any,
+                       lengths: Any) -> Any:
+        """What this weighting's scorer gives each posting (its weight and its article's field
+        length), for numpy arrays of them: the same arithmetic, element by element, so each
+        score equals the one a search computes. ``idf`` is per posting (or one number)."""
+        avg_length = searcher.get_parent().avg_field_length(fieldname) or 1
+        B = self._field_B.get(fieldname, self.B)
+        return self.field_weight(fieldname) * scoring.bm25(idf, weights, lengths, avg_length,
+                                                           B, self.K1)
 
     def scorer(self, searcher: Any, fieldname: str, text: bytes, qf: float = 1) -> Any:
         if not searcher.schema[fieldname].scorable:

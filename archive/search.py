@@ -13,7 +13,7 @@ import calendar
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -22,12 +22,14 @@ from typing import Any, Literal
 from whoosh import highlight, qparser, query as wq, searching as whoosh_searching, sorting
 from whoosh.qparser.dateparse import DateParserPlugin
 
-from archive import ranking, store
+from archive import ranking, related, store
 from archive.article import Article
 
 Sort = Literal["relevance", "newest", "oldest"]
 SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
 SEARCH_FIELDS = ("title", "body", "captions")
+#: list hits kept for reuse by ``browse`` (bounds its memory on a large archive)
+LISTED_CACHE = 200_000
 FACET_FIELDS = ("source", "year", "place", "topic")
 #: Field names a query may use (``place:lebanon``); the rest of the schema is internal.
 QUERY_FIELDS = ("title", "body", "captions", "source", "place", "topic", "author", "date",
@@ -271,6 +273,8 @@ class Archive:
         self._clusters: list[str] | None = None
         self._cluster_sizes: Counter[str] | None = None  # live articles per cluster
         self._displays: dict[tuple[str, str], str] = {}
+        self._sorted: dict[str, tuple[Any, list[int], dict[int, int]]] = {}
+        self._listed: dict[tuple[int, str], Hit] = {}  # browse's orders
         self._doc_keys: dict[int, str] = {}  # docnum -> external_id or id, for rank()
 
     def __enter__(self) -> Archive:
@@ -429,14 +433,18 @@ class Archive:
     def _with_copies(self, hit: Hit) -> Hit:
         if not hit.cluster:
             return hit
+        members = self._cluster_size(hit.cluster)
+        return replace(hit, copies=members - 1) if members > 1 else hit
+
+    def _cluster_size(self, cluster: str) -> int:
+        """How many live articles hold this wire story (1 for a story held once)."""
         if self._cluster_sizes is None:
             reader = self.searcher.reader()
             deletions = reader.has_deletions()
             self._cluster_sizes = Counter(
                 cluster for docnum, cluster in enumerate(self._cluster_table())
                 if not deletions or not reader.is_deleted(docnum))
-        members = self._cluster_sizes.get(hit.cluster, 1)
-        return replace(hit, copies=members - 1) if members > 1 else hit
+        return self._cluster_sizes.get(cluster, 1)
 
     def _cluster_table(self) -> list[str]:
         if self._clusters is None:
@@ -576,21 +584,50 @@ class Archive:
                sort: str = "newest") -> Iterator[ResultsPage]:
         """Every article passing ``filters`` as consecutive pages (the site's lists).
 
-        One sorted search serves all the pages; asking ``search`` for page N would sort
-        everything again for each page, quadratic in the list's length.
+        The site asks for hundreds of lists (each source, place, topic, month); sorting the
+        whole archive for each one costs a pass over every article per list. All articles
+        are sorted once per open Archive, and a list is its filter's matches taken in that
+        order: the order the sorted search under the filter gives (ties by document number
+        in both).
         """
-        sortedby = sorting.MultiFacet([sorting.FieldFacet("dated", reverse=True),
-                                       sorting.FieldFacet("date", reverse=sort == "newest")])
-        results = self.searcher.search(wq.Every(), limit=None, sortedby=sortedby,
-                                       filter=(filters or Filters()).query())
-        total = len(results)
+        results, order, position = self._sorted_all(sort)
+        filter_query = (filters or Filters()).query()
+        if filter_query is None:
+            docnums = order
+        else:
+            matched = self.searcher.docs_for_query(filter_query)
+            docnums = [order[p] for p in sorted(position[d] for d in matched if d in position)]
+        total = len(docnums)
         pages = max(1, math.ceil(total / page_size))
         for number in range(1, pages + 1):
             start = (number - 1) * page_size
-            hits = tuple(self._hit(hit, start + n + 1, sort, 240)
-                         for n, hit in enumerate(results[start:start + page_size]))
+            hits = tuple(self._listed_hit(results, docnum, start + n, sort)
+                         for n, docnum in enumerate(docnums[start:start + page_size]))
             yield ResultsPage(query="", total=total, page=number, page_size=page_size,
                               sort=sort, hits=hits)
+
+    def _listed_hit(self, results: Any, docnum: int, position: int, sort: str) -> Hit:
+        """An article as a list shows it; one article is in many lists (its month, source,
+        places, topics), so its hit is made once and only its rank changes."""
+        key = (docnum, sort)
+        hit = self._listed.get(key)
+        if hit is None:
+            if len(self._listed) >= LISTED_CACHE:
+                self._listed.clear()
+            hit = self._listed[key] = self._hit(whoosh_searching.Hit(results, docnum, position),
+                                                position + 1, sort, 240)
+        return hit if hit.rank == position + 1 else replace(hit, rank=position + 1)
+
+    def _sorted_all(self, sort: str) -> tuple[Any, list[int], dict[int, int]]:
+        """Every live article sorted by date (undated last): the results, their document
+        numbers in order, and each one's place in it."""
+        if sort not in self._sorted:
+            sortedby = sorting.MultiFacet([sorting.FieldFacet("dated", reverse=True),
+                                           sorting.FieldFacet("date", reverse=sort == "newest")])
+            results = self.searcher.search(wq.Every(), limit=None, sortedby=sortedby)
+            order = [docnum for _, docnum in results.top_n]
+            self._sorted[sort] = (results, order, {d: p for p, d in enumerate(order)})
+        return self._sorted[sort]
 
     def iter_articles(self, text: str = "", sort: str = "oldest") -> Iterator[Article]:
         """Every article matching ``text`` (all of them for an empty query), streamed.
@@ -620,9 +657,32 @@ class Archive:
         ids = [h["id"] for h in results if not cluster or h.get("cluster") != cluster]
         return ids[:limit]
 
+    def related_lists(self, article_ids: Iterable[str], limit: int = 5) -> dict[str, list[str]]:
+        """``related_ids`` of many articles, computed together in one pass over the postings
+        (``archive.related``): the same lists, without a search per article."""
+        numbers: dict[int, str] = {}
+        for article_id in article_ids:
+            docnum = self.searcher.document_number(id=article_id)
+            if docnum is not None:
+                numbers[docnum] = article_id
+        table = related.related_table(self.searcher, numbers, limit, self._cluster_table())
+        ids: dict[int, str] = dict(numbers)
+
+        def id_of(docnum: int) -> str:
+            if docnum not in ids:
+                ids[docnum] = self.searcher.stored_fields(docnum)["id"]
+            return ids[docnum]
+
+        return {numbers[d]: [id_of(r) for r in found] for d, found in table.items()}
+
+    def content_hashes(self) -> dict[str, str]:
+        """Every live article's id and content hash (what a cached rendering depends on)."""
+        return {stored["id"]: stored.get("content_hash", "")
+                for _, stored in self.searcher.reader().iter_docs()}
+
     def copies(self, article: Article) -> list[Hit]:
         """Other articles in the same wire-copy cluster."""
-        if not article.cluster:
+        if not article.cluster or self._cluster_size(article.cluster) < 2:
             return []
         results = self.searcher.search(wq.Term("cluster", article.cluster), limit=None)
         return [self._hit(h, n + 1, "relevance", 200) for n, h in enumerate(results)

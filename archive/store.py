@@ -1085,3 +1085,45 @@ def add_articles(w: SegmentWriter, articles: Iterable[Article]) -> int:
 
 def parse_stored_date(value: Any) -> datetime | None:
     return value if isinstance(value, datetime) else None
+
+
+
+def field_postings(leaf: Any, fieldname: str) -> Iterator[tuple[bytes, Any, Any, Any]]:
+    """Every term of a field in one segment, in word order, with its postings as numpy
+    arrays: (word, term info, document numbers, weights). Deleted documents are included;
+    callers mask them with the reader's live set.
+
+    Whoosh's matcher hands postings out one at a time, and looking a term up again for its
+    matcher costs a hash-table probe; a whole-field pass (related articles for every article)
+    instead walks the term list once and reads each on-disk posting list a block at a time,
+    the same arrays the matcher's ``id()`` and ``weight()`` index into. Any other segment or
+    matcher type takes Whoosh's public one-at-a-time path.
+    """
+    import numpy as np
+    from whoosh.codec.whoosh3 import W3LeafMatcher
+
+    codec, terms = getattr(leaf, "_codec", None), getattr(leaf, "_terms", None)
+    postfile = getattr(terms, "_postfile", None)
+    field_format = leaf.schema[fieldname].format
+    for word, info in leaf.iter_field(fieldname):
+        if codec is not None and postfile is not None:
+            matcher = codec.postings_reader(postfile, info, field_format,
+                                            term=(fieldname, word))
+        else:
+            matcher = leaf.postings(fieldname, word)
+        ids: list[int] = []
+        weights: list[float] = []
+        if type(matcher) is W3LeafMatcher:
+            while matcher.is_active():
+                matcher._read_ids()
+                matcher._read_weights()
+                ids.extend(matcher._ids)
+                weights.extend(matcher._weights)
+                matcher._next_block()
+        else:
+            while matcher.is_active():
+                ids.append(matcher.id())
+                weights.append(matcher.weight())
+                matcher.next()
+        yield (word, info, np.asarray(ids, dtype=np.int64),
+               np.asarray(weights, dtype=np.float64))

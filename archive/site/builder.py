@@ -148,6 +148,7 @@ class _Site:
         self.built_at = datetime.now(timezone.utc).replace(microsecond=0)
         self.related_cache: dict[str, list[Any]] = _read_json(folder.root / RELATED_CACHE)
         self.next_related: dict[str, list[Any]] = {}
+        self.fresh_related: dict[str, list[str]] | None = None
 
     def build(self) -> None:
         everything = self.archive.search("", sort="newest", page_size=1, all_copies=True)
@@ -205,8 +206,8 @@ class _Site:
     def related_articles(self, article: Article) -> list[Article]:
         """Related articles, remembered between builds per article content.
 
-        ``more_like_this`` is the costliest part of a build; an unchanged article keeps its
-        list, so adding articles re-renders only their own pages and the lists they join.
+        An unchanged article keeps its list, so adding articles re-renders only their own
+        pages and the lists they join; the lists of all the others are computed together.
         """
         cached = self.related_cache.get(article.id)
         if cached and cached[0] == article.content_hash:
@@ -214,7 +215,13 @@ class _Site:
             if all(found):
                 self.next_related[article.id] = cached
                 return [a for a in found if a is not None]
-        ids = self.archive.related_ids(article.id, self.config.related)
+        if self.fresh_related is None:  # the first article not cached: compute all of them
+            stale = [i for i, digest in self.archive.content_hashes().items()
+                     if (self.related_cache.get(i) or [None])[0] != digest]
+            self.fresh_related = self.archive.related_lists(stale, self.config.related)
+        ids = self.fresh_related.get(article.id)
+        if ids is None:
+            ids = self.archive.related_ids(article.id, self.config.related)
         self.next_related[article.id] = [article.content_hash, ids]
         return [a for a in (self.archive.article(i) for i in ids) if a is not None]
 
@@ -287,8 +294,7 @@ class _Site:
                   facets=self.facets)
 
     def write_feed(self, path: str, title: str, filters: Filters) -> None:
-        latest = self.archive.search("", sort="newest", page_size=self.config.feed_size,
-                                     filters=filters, facets=False, all_copies=True)
+        latest = next(self.archive.browse(filters, self.config.feed_size))
         updated = max((h.date for h in latest.hits if h.date), default=None)
         xml = self.env.get_template("feed.xml").render(
             site=self.config, feed_title=title, feed_url=urls.canonical(self.config.base_url, path),

@@ -1,0 +1,95 @@
+"""Related articles and site lists computed in one pass give what the per-article Whoosh
+searches give: ``Archive.related_lists`` against Whoosh's ``more_like`` (``related_ids``),
+and ``Archive.browse`` against a sorted Whoosh search under each filter.
+
+Real indexes on disk: a BBC topic folder and two Reuters-21578 files (stories with no body
+among them), several segments and deleted articles included.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from whoosh import query as wq, sorting
+
+from archive.cli import main
+from archive.search import Archive, Filters
+
+pytestmark = pytest.mark.corpus
+
+
+def index(paths: list[Path], folder: Path) -> Path:
+    result = CliRunner().invoke(main, ["index", *map(str, paths), "--index", str(folder)])
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+@pytest.fixture(scope="module")
+def reuters_index(tmp_path_factory: pytest.TempPathFactory, corpora_dir: Path) -> Path:
+    folder = tmp_path_factory.mktemp("reuters")
+    files = folder / "files"
+    files.mkdir()
+    for name in ("reut2-000.sgm", "reut2-001.sgm"):
+        shutil.copy(corpora_dir / "reuters21578" / name, files / name)
+    ix = index([files], folder / "index")
+    # a second segment and deleted articles: edit one file so its changed stories are replaced
+    text = (files / "reut2-001.sgm").read_bytes().replace(b"<BODY>", b"<BODY>Revised. ", 40)
+    (files / "reut2-001.sgm").write_bytes(text)
+    return index([files], ix)
+
+
+@pytest.fixture(scope="module")
+def bbc_index(tmp_path_factory: pytest.TempPathFactory, corpora_dir: Path) -> Path:
+    folder = tmp_path_factory.mktemp("bbc")
+    return index([corpora_dir / "bbc" / "business", corpora_dir / "bbc" / "tech"],
+                 folder / "index")
+
+
+@pytest.mark.parametrize("which", ["reuters_index", "bbc_index"])
+def test_related_lists_equal_whoosh_more_like(which: str, request: pytest.FixtureRequest) -> None:
+    with Archive(request.getfixturevalue(which)) as archive:
+        reader = archive.searcher.reader()
+        ids = [archive.searcher.stored_fields(d)["id"] for d in reader.all_doc_ids()]
+        assert reader.has_deletions() or which == "bbc_index"
+        lists = archive.related_lists(ids, limit=5)
+        assert set(lists) == set(ids)
+        sample = random.Random(7).sample(ids, 150)
+        for article_id in sample:
+            assert lists[article_id] == archive.related_ids(article_id, 5), article_id
+        assert sum(1 for i in ids if lists[i]) > len(ids) // 2
+        no_body = [i for i in ids if not archive.article(i).body]
+        if which == "reuters_index":
+            assert no_body and all(lists[i] == [] for i in no_body)
+
+
+def reference_pages(archive: Archive, filters: Filters, sort: str, size: int) -> list[list[str]]:
+    """The lists as one sorted Whoosh search per filter gives them (the former path)."""
+    sortedby = sorting.MultiFacet([sorting.FieldFacet("dated", reverse=True),
+                                   sorting.FieldFacet("date", reverse=sort == "newest")])
+    results = archive.searcher.search(wq.Every(), limit=None, sortedby=sortedby,
+                                      filter=filters.query())
+    ids = [hit["id"] for hit in results]
+    return [ids[i:i + size] for i in range(0, len(ids), size)] or [[]]
+
+
+def test_browse_lists_equal_a_sorted_search_per_filter(reuters_index: Path) -> None:
+    with Archive(reuters_index) as archive:
+        everything = archive.search("", page_size=1, all_copies=True)
+        filters = [Filters(), Filters(undated=True), Filters(year="1987")]
+        for name in ("source", "place", "topic"):
+            filters += [Filters(**{name: f.key}) for f in everything.facets[name][:6]]
+        checked = 0
+        for f in filters:
+            for sort in ("newest", "oldest"):
+                pages = list(archive.browse(f, 20, sort))
+                got = [[h.id for h in page.hits] for page in pages]
+                assert got == reference_pages(archive, f, sort, 20), (f, sort)
+                ranks = [h.rank for page in pages for h in page.hits]
+                assert ranks == list(range(1, len(ranks) + 1))
+                assert all(page.total == len(ranks) for page in pages)
+                checked += len(ranks)
+        assert checked > 1000
