@@ -434,6 +434,16 @@ def test_piped_output_without_columns_keeps_to_80(bbc_cli) -> None:  # noqa: ANN
     assert max(len(line) for line in snippet) > 70   # the lines use the width, not less
 
 
+def test_show_wraps_the_article_to_the_width_and_leaves_out_what_is_unknown(bbc_cli) -> None:  # noqa: ANN001
+    out = run_text(bbc_cli, "show", BBC_ID, columns="50")
+    assert all(len(line) <= 50 for line in out.splitlines()), out
+    assert "Undated" not in out and "undated" not in out
+    assert out.splitlines()[:4] == ["Wind farm plan for the northern coast gets the",
+                                    "go-ahead after a long inquiry into its effects", "=" * 50,
+                                    ""]  # no date, no source: no line for them
+    assert "said the turbines would spoil the view from the cliffs." in unwrapped(out)
+
+
 def test_a_highlighted_word_is_never_split_from_its_colour_codes() -> None:
     words = "the [turbines] would spoil, the [turbines]; view over [coast] road " * 6
     segments = [Segment(part.strip("[]"), match=part.startswith("["))
