@@ -190,7 +190,7 @@ def test_empty_and_binary_files_are_skipped_with_reasons_and_the_rest_go_in(cli,
     assert "skipped: news/binary.txt: binary file (contains NUL bytes)\n" in result.stdout
     assert "skipped: news/empty.txt: empty file (no text)\n" in result.stdout
     assert ("5 added, 0 updated, 0 removed, 0 unchanged, 2 skipped, "
-            "1 non-article files passed over (7 files read") in result.stdout
+            "1 non-article files passed over (7 files read") in unwrapped(result.stdout)
     assert cli.json("stats")["articles"] == 5
     assert "photo" not in result.stdout
 
@@ -442,6 +442,16 @@ def test_show_wraps_the_article_to_the_width_and_leaves_out_what_is_unknown(bbc_
                                     "go-ahead after a long inquiry into its effects", "=" * 50,
                                     ""]  # no date, no source: no line for them
     assert "said the turbines would spoil the view from the cliffs." in unwrapped(out)
+
+
+def test_the_index_summary_wraps_to_the_width_but_a_problem_stays_on_its_line(cli, news_dir) -> None:  # noqa: ANN001
+    (news_dir / "empty.txt").write_bytes(b"")
+    out = run_text(cli, "index", str(news_dir), "--no-progress", columns="40")
+    summary = out.splitlines()[1:]
+    assert out.splitlines()[0] == "skipped: news/empty.txt: empty file (no text)"  # 45 columns
+    assert len(summary) > 1
+    assert all(len(line) <= 40 or " " not in line for line in summary), out  # a path stays whole
+    assert unwrapped(out).endswith(f"-> {cli.index}")
 
 
 def test_a_highlighted_word_is_never_split_from_its_colour_codes() -> None:
