@@ -54,7 +54,10 @@ def open_archive(index_dir: Path) -> Archive:
 
 
 def cli_environment() -> Any:
-    return render.environment("cli", color=sys.stdout.isatty())
+    """The text templates' environment: colour on a terminal, lines as wide as the output."""
+    env = render.environment("cli", color=sys.stdout.isatty())
+    env.globals["width"] = render.output_width(sys.stdout)
+    return env
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -6,10 +6,15 @@ Templates are looked up in the user's folder first (``--templates DIR``), then i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+import os
+import re
+import sys
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import jinja2
 from markupsafe import Markup, escape
@@ -49,6 +54,11 @@ def environment(kind: str, user_dir: Path | None = None, *, color: bool = False,
     env.filters["longdate"] = format_long_date
     env.filters["thousands"] = lambda n: f"{n:,}"
     env.filters["wrap"] = wrap
+    env.filters["fill"] = fill
+    env.filters["dotted"] = dotted
+    if not html:
+        env.filters["wrap_marked"] = functools.partial(
+            wrap_marked, mark=_ansi_mark if color else _bracket_mark)
     env.globals["color"] = color
     return env
 
@@ -87,3 +97,117 @@ def render(env: jinja2.Environment, name: str, **context: Any) -> str:
 
 def template_names(env: jinja2.Environment, names: Sequence[str]) -> list[str]:
     return [n for n in names if n in env.list_templates()]
+
+
+# --- text for a terminal: widths, wrapping, hanging indents -------------------------------------
+
+DEFAULT_WIDTH = 80
+NARROWEST = 20
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+ELLIPSIS = "\u2026"
+SNIPPET_LINES = 3
+
+
+def output_width(stream: TextIO | None = None) -> int:
+    """How many columns text output may use.
+
+    ``COLUMNS`` wins when set (the convention ``shutil``, ``less`` and ``ls`` follow, and the
+    way to choose a width for piped output); otherwise the terminal's own width; otherwise, when
+    the output is piped or redirected, 80, so a file or a pager gets lines any reader can show.
+    Never under 20 columns, where the hanging indents would leave no room for words.
+    """
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return max(NARROWEST, int(columns))
+    stream = stream or sys.stdout
+    try:
+        if stream.isatty():
+            return max(NARROWEST, os.get_terminal_size(stream.fileno()).columns)
+    except (OSError, ValueError, AttributeError):  # a stream without a file descriptor
+        pass
+    return DEFAULT_WIDTH
+
+
+def visible_width(text: str) -> int:
+    """Columns ``text`` takes on screen: its length without terminal colour codes."""
+    return len(ANSI_ESCAPE.sub("", text))
+
+
+def fill(text: str, width: int, first: str = "", rest: str | None = None) -> str:
+    """``text`` wrapped at word boundaries to ``width``, after ``first`` on the first line and
+    under ``rest`` (default: as much space as ``first``) on the others: a hanging indent.
+
+    Words are never broken, hyphenated ones included, so ids, paths and URLs stay whole (and
+    copyable) even where one is longer than the line.
+    """
+    hanging = " " * len(first) if rest is None else rest
+    return textwrap.fill(" ".join(text.split()), width, initial_indent=first,
+                         subsequent_indent=hanging, break_long_words=False,
+                         break_on_hyphens=False)
+
+
+def dotted(parts: Iterable[str | None]) -> str:
+    """The parts that exist, joined by " · ": an empty field leaves no placeholder behind."""
+    return " \u00b7 ".join(p for p in parts if p)
+
+
+def wrap_marked(segments: Iterable[Segment], width: int, indent: str = "",
+                max_lines: int = SNIPPET_LINES,
+                *, mark: Callable[[str], str]) -> str:
+    """A snippet wrapped into at most ``max_lines`` lines of ``width`` columns, each starting
+    with ``indent``; what does not fit is cut at a word boundary and ends with an ellipsis.
+
+    Highlighted words are marked one word at a time (``mark``: bold or brackets) before the
+    lines are laid out, and widths are counted without colour codes, so every line carries
+    whole, closed escape sequences: a pager or a cut line never leaves the terminal bold.
+    """
+    room = max(1, width - len(indent))
+    lines: list[list[str]] = [[]]
+    used = 0
+    for word in _marked_words(segments, mark):
+        size = visible_width(word)
+        if lines[-1] and used + 1 + size > room:
+            if len(lines) == max_lines:
+                _end_with_ellipsis(lines[-1], room)
+                break
+            lines.append([])
+            used = 0
+        used += size + (1 if lines[-1] else 0)
+        lines[-1].append(word)
+    return "\n".join(indent + " ".join(line) for line in lines if line)
+
+
+def _marked_words(segments: Iterable[Segment], mark: Callable[[str], str]) -> list[str]:
+    """The snippet's words, a highlighted piece inside a word (``profits,``) marked on its own."""
+    words: list[str] = []
+    current = ""
+    for segment in segments:
+        for piece in re.split(r"(\s+)", segment.text):
+            if not piece:
+                continue
+            if piece.isspace():
+                if current:
+                    words.append(current)
+                current = ""
+            else:
+                current += mark(piece) if segment.match else piece
+    if current:
+        words.append(current)
+    return words
+
+
+def _end_with_ellipsis(line: list[str], room: int) -> None:
+    """Close a cut line with " …", dropping its last words until the ellipsis fits."""
+    if ANSI_ESCAPE.sub("", line[-1]).endswith(ELLIPSIS):
+        return
+    while len(line) > 1 and visible_width(" ".join(line)) + 2 > room:
+        line.pop()
+    line.append(ELLIPSIS)
+
+
+def _ansi_mark(word: str) -> str:
+    return f"{BOLD_ON}{word}{BOLD_OFF}"
+
+
+def _bracket_mark(word: str) -> str:
+    return f"[{word}]"

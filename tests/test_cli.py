@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,17 @@ from click.testing import CliRunner
 from archive import render, store
 from archive.article import make_id
 from archive.cli import main
+from archive.search import Segment
 
 SEED_ID = make_id("seeds/000_ded2ed7496c25a53.txt")
 VOLCANO, ELECTION, LIBRARY = (make_id(f"news/{n}.txt") for n in ("volcano", "election", "library"))
 BINARY = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00"
 LATIN1 = "Caf\u00e9 prices rise\n\nA coffee in the caf\u00e9 now costs \u00a33.\n".encode("cp1252")
+
+
+def unwrapped(text: str) -> str:
+    """Text output with its line breaks (wrapping to the width) read as single spaces."""
+    return " ".join(text.split())
 
 
 def index_ok(cli, *paths, **kw):  # noqa: ANN001, ANN201
@@ -183,7 +190,7 @@ def test_empty_and_binary_files_are_skipped_with_reasons_and_the_rest_go_in(cli,
     assert "skipped: news/binary.txt: binary file (contains NUL bytes)\n" in result.stdout
     assert "skipped: news/empty.txt: empty file (no text)\n" in result.stdout
     assert ("5 added, 0 updated, 0 removed, 0 unchanged, 2 skipped, "
-            "1 non-article files passed over (7 files read") in result.stdout
+            "1 non-article files passed over (7 files read") in unwrapped(result.stdout)
     assert cli.json("stats")["articles"] == 5
     assert "photo" not in result.stdout
 
@@ -344,3 +351,152 @@ def test_index_json_report_shape(cli, news_dir) -> None:  # noqa: ANN001
             "warnings", "index", "seconds"} <= set(report)
     assert report["index"] == str(cli.index) and report["seconds"] >= 0
     assert os.path.isfile(cli.index / store.MANIFEST)
+
+
+# --- text output fits the terminal ------------------------------------------------------------------------
+
+#: Like a BBC corpus file: the headline on the first line, then the story; no date, no source.
+#: Long enough that a search for "turbines" gets a snippet of two long fragments.
+BBC_LIKE = """\
+Wind farm plan for the northern coast gets the go-ahead after a long inquiry into its effects
+
+Plans for one of the largest offshore wind farms in the country have been approved by the
+planning inspectorate after an inquiry that heard from fishermen, bird watchers and the owners
+of holiday cottages along the coast, who said the turbines would spoil the view from the cliffs.
+
+The developer said the farm would power half a million homes once all of its turbines were
+turning, and that construction would bring several hundred jobs to the harbour towns nearby.
+
+Opponents said they would consider a legal challenge. A spokeswoman for the coastal villages
+said residents had never been against renewable energy, only against turbines so close to shore
+that they would dominate every photograph of the bay for the next thirty years.
+"""
+BBC_ID = make_id("bbc/tech/001.txt")
+
+
+@pytest.fixture
+def bbc_cli(cli, tmp_path):  # noqa: ANN001, ANN201
+    """The CLI over an index of one BBC-like article (no date, no source)."""
+    folder = tmp_path / "bbc" / "tech"
+    folder.mkdir(parents=True)
+    (folder / "001.txt").write_text(BBC_LIKE, encoding="utf-8")
+    index_ok(cli, tmp_path / "bbc")
+    return cli
+
+
+def run_text(cli, *args: str, columns: str | None) -> str:  # noqa: ANN001
+    """A command's text output (piped, as under CliRunner) with COLUMNS set or unset."""
+    result = CliRunner().invoke(main, [*args, "--index", str(cli.index)],
+                                env={"COLUMNS": columns}, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def hits_of(out: str) -> list[list[str]]:
+    """The lines of each hit of ``archive search`` text output (the header block dropped)."""
+    return [block.splitlines() for block in out.split("\n\n")[1:]]
+
+
+def split_hit(lines: list[str]) -> tuple[str, str, list[str]]:
+    """A hit's title (unwrapped), meta line and snippet lines; its meta line holds the id."""
+    meta_at = next(n for n, line in enumerate(lines) if BBC_ID in line)
+    return unwrapped("\n".join(lines[:meta_at])), lines[meta_at], lines[meta_at + 1:]
+
+
+@pytest.mark.parametrize("columns", [40, 60, 100])
+def test_search_results_wrap_to_columns_under_a_hanging_indent(bbc_cli, columns) -> None:  # noqa: ANN001
+    out = run_text(bbc_cli, "search", "turbines", columns=str(columns))
+    assert all(len(line) <= columns for line in out.splitlines()), out
+    (lines,) = hits_of(out)
+    assert lines[0].startswith("1. Wind farm plan")
+    assert all(line.startswith("   ") and line[3] != " " for line in lines[1:]), out
+    title, _, snippet = split_hit(lines)
+    assert title == "1. " + BBC_LIKE.splitlines()[0]
+    assert 1 <= len(snippet) <= 3 and "[turbines]" in " ".join(snippet)
+    shown, whole = unwrapped("\n".join(snippet)), bbc_cli.json("search", "turbines")["hits"][0]
+    whole = unwrapped(whole["snippet"])
+    if shown != whole:  # cut after a whole word, and says so
+        assert shown.endswith(" \u2026") and whole.startswith(shown[:-2])
+        assert whole[len(shown) - 2] == " "
+
+
+def test_a_hit_without_date_or_source_says_only_what_it_knows(bbc_cli) -> None:  # noqa: ANN001
+    out = run_text(bbc_cli, "search", "turbines", columns="80")
+    assert "undated" not in out.lower() and "unknown" not in out
+    (lines,) = hits_of(out)
+    assert split_hit(lines)[1] == f"   {BBC_ID}"
+
+
+def test_piped_output_without_columns_keeps_to_80(bbc_cli) -> None:  # noqa: ANN001
+    out = run_text(bbc_cli, "search", "turbines", columns=None)
+    ((_, _, *snippet),) = hits_of(out)
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert max(len(line) for line in snippet) > 70   # the lines use the width, not less
+
+
+def test_show_wraps_the_article_to_the_width_and_leaves_out_what_is_unknown(bbc_cli) -> None:  # noqa: ANN001
+    out = run_text(bbc_cli, "show", BBC_ID, columns="50")
+    assert all(len(line) <= 50 for line in out.splitlines()), out
+    assert "Undated" not in out and "undated" not in out
+    assert out.splitlines()[:4] == ["Wind farm plan for the northern coast gets the",
+                                    "go-ahead after a long inquiry into its effects", "=" * 50,
+                                    ""]  # no date, no source: no line for them
+    assert "said the turbines would spoil the view from the cliffs." in unwrapped(out)
+
+
+def test_the_index_summary_wraps_to_the_width_but_a_problem_stays_on_its_line(cli, news_dir) -> None:  # noqa: ANN001
+    (news_dir / "empty.txt").write_bytes(b"")
+    out = run_text(cli, "index", str(news_dir), "--no-progress", columns="40")
+    summary = out.splitlines()[1:]
+    assert out.splitlines()[0] == "skipped: news/empty.txt: empty file (no text)"  # 45 columns
+    assert len(summary) > 1
+    assert all(len(line) <= 40 or " " not in line for line in summary), out  # a path stays whole
+    assert unwrapped(out).endswith(f"-> {cli.index}")
+
+
+def test_a_highlighted_word_is_never_split_from_its_colour_codes() -> None:
+    words = "the [turbines] would spoil, the [turbines]; view over [coast] road " * 6
+    segments = [Segment(part.strip("[]"), match=part.startswith("["))
+                for part in re.split(r"(\[\w+\])", words) if part]
+    for width in range(20, 90):
+        text = render.wrap_marked(segments, width, "   ", mark=render._ansi_mark)
+        lines = text.splitlines()
+        assert 1 <= len(lines) <= render.SNIPPET_LINES
+        for line in lines:
+            assert render.visible_width(line) <= width, (width, line)
+            assert re.fullmatch(r"(?:[^\x1b]|\x1b\[1;33m[^\x1b ]+\x1b\[0m)*", line), line
+        assert lines[-1].endswith(" \u2026")
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal (POSIX)")
+def test_on_a_terminal_highlights_are_bold_and_lines_fit_its_width(bbc_cli) -> None:  # noqa: ANN001
+    import fcntl
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 50, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    run = subprocess.run([sys.executable, "-m", "archive.cli", "search", "turbines", "--index",
+                          str(bbc_cli.index)], stdout=follower, stderr=subprocess.PIPE, env=env,
+                         timeout=60, check=False)
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal is closed once everything is read
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(leader)
+    assert run.returncode == 0, run.stderr
+    lines = out.decode("utf-8").replace("\r\n", "\n").splitlines()
+    assert any(render.BOLD_ON in line for line in lines)
+    assert not any("[turbines]" in line for line in lines)
+    for line in lines:
+        assert render.visible_width(line) <= 50, line
+        assert line.count(render.BOLD_ON) == line.count(render.BOLD_OFF), line
