@@ -263,7 +263,7 @@ def _check_leftovers(folder: Path, report: CheckReport) -> None:
 
 
 def _check_lock(storage: store.DurableStorage, report: CheckReport) -> None:
-    lock = storage.lock(f"{store.INDEX_NAME}_WRITELOCK")
+    lock = storage.lock(store.WRITE_LOCK)
     try:
         free = lock.acquire()
     except OSError as exc:

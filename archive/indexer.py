@@ -89,10 +89,11 @@ class Indexer:
         #: that many segments at once (store.SplitWriter); 1 writes everything here
         self.procs = store.default_procs() if procs is None else max(1, procs)
         self.split_min = split_min
+        self._lock: store.IndexLock | None = None  # held while ``run`` runs
 
     def _writer(self, ix):  # noqa: ANN001, ANN202
         return store.open_writer(ix, self.folder, self.lock_timeout, procs=self.procs,
-                                 split_min=self.split_min)
+                                 split_min=self.split_min, lock=self._lock)
 
     def run(self, paths: Sequence[str | Path], *, rebuild: bool = False,
             progress: Progress | None = None,
@@ -104,8 +105,17 @@ class Indexer:
             on_total(len(sources))
         report.skipped.extend(discovery.problems)
         report.passed_over += discovery.passed_over
-        ix = store.recreate_index(self.folder, self.lock_timeout) if rebuild \
-            else store.open_or_create(self.folder)
+        # One lock for the whole run, taken before the folder is looked at: a second run
+        # waits, then finds the index, manifest and finder this one committed (store.IndexLock)
+        with store.IndexLock(self.folder, self.lock_timeout) as lock:
+            self._lock = lock
+            self._update(paths, sources, rebuild, progress, report)
+        return report
+
+    def _update(self, paths: Sequence[str | Path], sources: list[SourceFile], rebuild: bool,
+                progress: Progress | None, report: IndexReport) -> None:
+        """The run proper, under the lock."""
+        ix = store.create_index(self.folder) if rebuild else store.open_or_create(self.folder)
         read = {} if rebuild else store.read_manifest(self.folder)
         # The duplicate finder is loaded on first use: a run that reads and deletes nothing
         # never pays for loading (and re-saving) the signatures of the whole archive.
@@ -154,7 +164,6 @@ class Indexer:
             clusters = self.finder.clusters()
             stats = len(clusters), sum(len(m) - 1 for m in clusters.values())
         report.clusters, report.copies = stats
-        return report
 
     @property
     def finder(self) -> DuplicateFinder:
@@ -283,7 +292,7 @@ class Indexer:
         """
         if not self.restamp:
             return
-        w = store.open_writer(ix, self.folder, self.lock_timeout)
+        w = store.open_writer(ix, self.folder, self.lock_timeout, lock=self._lock)
         try:
             with ix.searcher() as searcher:
                 for article_id, cluster in sorted(self.restamp.items()):

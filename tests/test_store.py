@@ -157,6 +157,20 @@ def test_a_second_writer_gives_up_after_the_lock_timeout(tmp_path: Path) -> None
     store.open_writer(ix, tmp_path / "index", lock_timeout=0.3).cancel()  # free again
 
 
+def test_the_index_lock_makes_its_folder_and_excludes_other_holders_and_writers(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "new" / "index"  # not there yet: the lock comes before the index
+    with store.IndexLock(folder, timeout=0.3):
+        assert (folder / store.WRITE_LOCK).exists() and not store.exists(folder)
+        with pytest.raises(store.IndexBusy, match=r"locked .*waited 0\.3s"):
+            store.IndexLock(folder, timeout=0.3).acquire()
+        ix = store.create_index(folder)
+        with pytest.raises(store.IndexBusy):  # a writer with a lock of its own waits too
+            store.open_writer(ix, folder, lock_timeout=0.3)
+    store.IndexLock(folder, timeout=0.3).acquire().release()  # free again
+    store.open_writer(ix, folder, lock_timeout=0.3).cancel()
+
+
 def test_resolve_index_prefers_the_option_then_the_environment(monkeypatch: pytest.MonkeyPatch
                                                                 ) -> None:
     monkeypatch.delenv("ARCHIVE_INDEX", raising=False)
