@@ -539,6 +539,23 @@ def open_or_create(folder: Path) -> index.Index:
     return open_index(folder) if exists(folder) else create_index(folder)
 
 
+def repeated_ids(reader: Any) -> dict[str, list[int]]:
+    """Article ids held by more than one live document: their document numbers, in order.
+
+    Only an id whose term counts more than one document (live or deleted: a replaced article
+    counts twice until its segment is merged) has its postings read, so a sound index costs
+    one pass over the id terms' statistics. A sound index holds none; two runs that created
+    one index at once (before IndexLock) left every article twice.
+    """
+    repeated: dict[str, list[int]] = {}
+    id_field = reader.schema["id"]
+    for text, info in reader.iter_field("id"):
+        if info.doc_frequency() > 1:
+            docnums = list(reader.postings("id", text).all_ids())  # deleted ones left out
+            if len(docnums) > 1:
+                repeated[id_field.from_bytes(text)] = docnums
+    return repeated
+
 
 # --- the writer's fast path ----------------------------------------------------------------------
 #

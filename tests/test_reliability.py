@@ -516,7 +516,40 @@ def test_two_runs_on_a_new_index_at_once_hold_each_article_once(widen: bool,
         report = check_index(folder)
         assert report.ok and not report.notes, f"{context}: {report.problems} {report.notes}"
         again = Indexer(folder).run([corpus])
-        assert (again.added, again.unchanged) == (0, files), context
+        assert (again.added, again.unchanged, again.repaired) == (0, files, 0), context
+
+
+def test_an_index_holding_articles_twice_is_repaired_by_the_next_run(tmp_path: Path) -> None:
+    """The damage two runs creating one index at once used to leave (every article twice,
+    `archive check` DAMAGED, the next run "all unchanged"): the next run deletes the extra
+    copies and re-reads their files, so a stale copy it kept is replaced too."""
+    corpus = make_corpus(tmp_path / "news", 12)
+    Indexer(tmp_path / "clean").run([corpus])
+    reference = _all_stored(tmp_path / "clean")
+    folder = tmp_path / "index"
+    Indexer(folder).run([corpus])
+    ix = store.open_index(folder)
+    with ix.searcher() as searcher:
+        first, second, third = list(searcher.reader().all_stored_fields())[:3]
+    raw = ix.writer()  # Whoosh's own writer, adding what an unlocked second run added
+    raw.add_document(**store.to_document(store.from_stored(first)))  # an exact copy
+    for stored in (second, third):  # copies unlike their files: the newest copy, kept
+        stale = replace(store.from_stored(stored), title="A stale second copy")
+        raw.add_document(**store.to_document(stale))
+    raw.commit()
+    damaged = check_index(folder)
+    assert not damaged.ok and "3 article ids held more than once" in damaged.problems[0]
+
+    code, output = run_cli("index", corpus, "--index", folder, "--no-progress")
+    assert code == 0, output
+    assert "3 articles were held more than once (damage); removed 3 extra copies" in output
+    assert "12 unchanged" not in output  # the two stale copies were replaced
+    assert sorted(_all_stored(folder), key=lambda d: d["id"]) == \
+        sorted(reference, key=lambda d: d["id"])
+    report = check_index(folder)
+    assert report.ok and not report.notes, (report.problems, report.notes)
+    code, output = run_cli("index", corpus, "--index", folder, "--no-progress")
+    assert code == 0 and "warning" not in output and "12 unchanged" in output, output
 
 
 # --- guarantee 3: damage ------------------------------------------------------------------------

@@ -171,6 +171,27 @@ def test_the_index_lock_makes_its_folder_and_excludes_other_holders_and_writers(
     store.open_writer(ix, folder, lock_timeout=0.3).cancel()
 
 
+def test_repeated_ids_finds_live_copies_not_replaced_articles(tmp_path: Path) -> None:
+    """A replaced article counts twice in the id term's statistics until a merge; only live
+    copies count as held twice."""
+    folder = tmp_path / "index"
+    ix = store.create_index(folder)
+    first, second = (Article(id=f"story-{n}", title=f"Story {n}", body="Words.",
+                             path=f"news/{n}.txt") for n in (1, 2))
+    writer = ix.writer()
+    store.add_articles(writer, [first, second])
+    writer.commit()
+    writer = ix.writer()
+    writer.update_document(**store.to_document(replace(first, title="Story 1, revised")))
+    writer.add_document(**store.to_document(second))
+    writer.commit(merge=False)
+    with store.open_index(folder).searcher() as searcher:
+        reader = searcher.reader()
+        assert reader.doc_frequency("id", "story-1") == 2 and reader.doc_count() == 3
+        assert list(store.repeated_ids(reader)) == ["story-2"]
+        assert len(store.repeated_ids(reader)["story-2"]) == 2
+
+
 def test_resolve_index_prefers_the_option_then_the_environment(monkeypatch: pytest.MonkeyPatch
                                                                 ) -> None:
     monkeypatch.delenv("ARCHIVE_INDEX", raising=False)
