@@ -157,7 +157,7 @@ def _check_documents(storage: store.DurableStorage, toc: TOC, report: CheckRepor
     except Exception as exc:
         report.problems.append(f"the segments cannot be opened ({exc!r})")
         return None
-    ids: Counter[str] = Counter()
+    no_id = 0
     paths: Counter[str] = Counter()
     try:
         leaves = []
@@ -166,7 +166,7 @@ def _check_documents(storage: store.DurableStorage, toc: TOC, report: CheckRepor
             try:
                 for docnum in sub.all_doc_ids():
                     stored = sub.stored_fields(docnum)
-                    ids[stored.get("id", "")] += 1
+                    no_id += "id" not in stored
                     paths[stored.get("path", "")] += 1
                     report.articles += 1
                 report.deleted += sub.doc_count_all() - sub.doc_count()
@@ -198,14 +198,19 @@ def _check_documents(storage: store.DurableStorage, toc: TOC, report: CheckRepor
             except Exception as exc:
                 report.problems.append(f"{name}: postings of field {fieldname!r} cannot be "
                                        f"read ({exc!r})")
+        try:
+            twice = sorted(store.repeated_ids(reader))  # what the next run repairs
+        except Exception as exc:
+            report.problems.append(f"the id field's postings cannot be read ({exc!r})")
+            twice = []
     finally:
         reader.close()
-    twice = sorted(i for i, n in ids.items() if n > 1)
     if twice:
         report.problems.append(f"{len(twice):,} article ids held more than once "
-                               f"(e.g. {', '.join(twice[:3])})")
-    if "" in ids:
-        report.problems.append(f"{ids['']:,} documents without an id")
+                               f"(e.g. {', '.join(twice[:3])}); the next `archive index` "
+                               "removes the extra copies")
+    if no_id:
+        report.problems.append(f"{no_id:,} documents without an id")
     return paths
 
 
@@ -263,7 +268,7 @@ def _check_leftovers(folder: Path, report: CheckReport) -> None:
 
 
 def _check_lock(storage: store.DurableStorage, report: CheckReport) -> None:
-    lock = storage.lock(f"{store.INDEX_NAME}_WRITELOCK")
+    lock = storage.lock(store.WRITE_LOCK)
     try:
         free = lock.acquire()
     except OSError as exc:

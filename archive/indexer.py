@@ -36,6 +36,7 @@ class IndexReport:
     passed_over: int = 0    # non-article files (images, binaries, docs) skipped quietly
     clusters: int = 0       # wire-copy clusters (stories held more than once)
     copies: int = 0         # articles beyond the first in those clusters
+    repaired: int = 0       # extra copies of articles the index held twice (damage), deleted
     skipped: list[IngestError] = field(default_factory=list)   # files that gave no article
     warnings: list[IngestError] = field(default_factory=list)  # problems that lost less
 
@@ -44,7 +45,7 @@ class IndexReport:
             "added": self.added, "updated": self.updated, "removed": self.removed,
             "unchanged": self.unchanged, "files_read": self.files_read,
             "passed_over": self.passed_over, "clusters": self.clusters,
-            "copies": self.copies,
+            "copies": self.copies, "repaired": self.repaired,
             "skipped": [{"path": e.path, "line": e.line, "reason": e.reason}
                         for e in self.skipped],
             "warnings": [{"path": e.path, "line": e.line, "reason": e.reason}
@@ -89,10 +90,11 @@ class Indexer:
         #: that many segments at once (store.SplitWriter); 1 writes everything here
         self.procs = store.default_procs() if procs is None else max(1, procs)
         self.split_min = split_min
+        self._lock: store.IndexLock | None = None  # held while ``run`` runs
 
     def _writer(self, ix):  # noqa: ANN001, ANN202
         return store.open_writer(ix, self.folder, self.lock_timeout, procs=self.procs,
-                                 split_min=self.split_min)
+                                 split_min=self.split_min, lock=self._lock)
 
     def run(self, paths: Sequence[str | Path], *, rebuild: bool = False,
             progress: Progress | None = None,
@@ -104,8 +106,17 @@ class Indexer:
             on_total(len(sources))
         report.skipped.extend(discovery.problems)
         report.passed_over += discovery.passed_over
-        ix = store.recreate_index(self.folder, self.lock_timeout) if rebuild \
-            else store.open_or_create(self.folder)
+        # One lock for the whole run, taken before the folder is looked at: a second run
+        # waits, then finds the index, manifest and finder this one committed (store.IndexLock)
+        with store.IndexLock(self.folder, self.lock_timeout) as lock:
+            self._lock = lock
+            self._update(paths, sources, rebuild, progress, report)
+        return report
+
+    def _update(self, paths: Sequence[str | Path], sources: list[SourceFile], rebuild: bool,
+                progress: Progress | None, report: IndexReport) -> None:
+        """The run proper, under the lock."""
+        ix = store.create_index(self.folder) if rebuild else store.open_or_create(self.folder)
         read = {} if rebuild else store.read_manifest(self.folder)
         # The duplicate finder is loaded on first use: a run that reads and deletes nothing
         # never pays for loading (and re-saving) the signatures of the whole archive.
@@ -113,6 +124,7 @@ class Indexer:
         self._ix, self._rebuild = ix, rebuild
         self._finder: DuplicateFinder | None = DuplicateFinder() if rebuild else None
         self.restamp: dict[str, str] = {}
+        self.recheck: set[str] = set()  # files to read again whatever the manifest says
         self.old_searcher = ix.searcher()
         # The index is the truth, the manifest may lag it (a run killed between a commit and
         # the manifest write): a path already in the index is replaced, never added twice.
@@ -123,6 +135,10 @@ class Indexer:
         self._written = False  # whether the open writer holds any addition or deletion
         w = self._writer(ix)
         try:
+            # Articles held twice show as more live documents than the manifest lists: only
+            # then (or when a crash left the manifest behind) pay for the pass over every id
+            if self.old_searcher.doc_count() != sum(s.articles for s in manifest.values()):
+                self._remove_repeated_ids(w, report)
             pending = _Pending()
             seen: set[str] = set()
             for source in sources:
@@ -154,7 +170,6 @@ class Indexer:
             clusters = self.finder.clusters()
             stats = len(clusters), sum(len(m) - 1 for m in clusters.values())
         report.clusters, report.copies = stats
-        return report
 
     @property
     def finder(self) -> DuplicateFinder:
@@ -163,11 +178,33 @@ class Indexer:
             self._finder = self._load_finder(self._ix, self._rebuild)
         return self._finder
 
+    def _remove_repeated_ids(self, w, report: IndexReport) -> None:
+        """Delete every copy but the newest of each article the index holds more than once.
+
+        Only damage leaves such copies (two runs that created one index at once, before
+        store.IndexLock), and ``archive check`` names them; deleting the extras here lets the
+        next run converge instead of calling every file unchanged over a damaged index. The
+        files of the copies kept are read again, so a kept copy that is not what its file
+        holds now is replaced like any edited article.
+        """
+        reader = self.old_searcher.reader()
+        repeated = store.repeated_ids(reader)
+        for docnums in repeated.values():
+            for docnum in docnums[:-1]:  # numbered as in this writer: both opened under the lock
+                w.delete_document(docnum)
+                report.repaired += 1
+            self.recheck.add(reader.stored_fields(docnums[-1]).get("path", ""))
+        if repeated:
+            self._written = True
+            report.warnings.append(IngestError(
+                str(self.folder), f"{len(repeated):,} articles were held more than once "
+                f"(damage); removed {report.repaired:,} extra copies"))
+
     # -- one file ---------------------------------------------------------------------------
 
     def _index_file(self, w, source: SourceFile, manifest: dict[str, store.FileState],
                     pending: _Pending, report: IndexReport) -> None:
-        old = manifest.get(source.relative)
+        old = None if source.relative in self.recheck else manifest.get(source.relative)
         try:
             info = source.path.stat()
         except OSError as exc:
@@ -283,7 +320,7 @@ class Indexer:
         """
         if not self.restamp:
             return
-        w = store.open_writer(ix, self.folder, self.lock_timeout)
+        w = store.open_writer(ix, self.folder, self.lock_timeout, lock=self._lock)
         try:
             with ix.searcher() as searcher:
                 for article_id, cluster in sorted(self.restamp.items()):

@@ -32,7 +32,6 @@ from whoosh.filedb import compound
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import BufferFile
 from whoosh.system import pack_uint
-from whoosh.util.filelock import try_for
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import IndexingError, PostingPool, SegmentWriter
 
@@ -226,6 +225,69 @@ class IndexBusy(Exception):
         self.folder = folder
         super().__init__(f"the index at {folder} is locked by another `archive index` run "
                          f"(waited {waited:g}s); try again when it has finished")
+
+
+#: the writer lock's file in the index folder; the name Whoosh's own writers lock, so a plain
+#: Whoosh writer, ``archive check`` and an indexing run all exclude one another
+WRITE_LOCK = f"{INDEX_NAME}_WRITELOCK"
+
+
+class IndexLock:
+    """The writer lock of one index folder, held by an indexing run from before it looks at
+    the folder until after its last commit.
+
+    Whoosh's writers lock only while one writer is open, and only once an index exists: two
+    runs on a new folder both created the index (one deleting the other's first TOC, or both
+    adding every article), and a run waiting between another's commits had already read the
+    manifest and the index it was about to change. This lock is taken first, on a file of
+    the archive's own made with ``O_CREAT`` in a folder made with ``mkdir(exist_ok=True)``,
+    both harmless to repeat at once, so whoever gets it sees what the previous holder
+    committed. The writers opened under it (``open_writer(..., lock=...)``) skip Whoosh's
+    lock. An ``flock``: the kernel drops it when the holding process dies.
+    """
+
+    def __init__(self, folder: Path, timeout: float = 10.0):
+        self.folder = folder
+        self.timeout = timeout
+        self.fd: int | None = None  # open while held
+
+    def acquire(self) -> IndexLock:
+        """Wait up to ``timeout`` seconds for the lock; IndexBusy if it stays taken."""
+        import fcntl
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.folder / WRITE_LOCK, os.O_CREAT | os.O_WRONLY, 0o666)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise IndexBusy(self.folder, self.timeout) from None
+                time.sleep(0.1)
+            except BaseException:
+                os.close(fd)
+                raise
+        self.fd = fd
+        return self
+
+    def release(self) -> None:
+        if self.fd is not None:
+            import fcntl
+
+            fd, self.fd = self.fd, None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+
+    def __enter__(self) -> IndexLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 # --- durable commits and recovery ---------------------------------------------------------------
@@ -471,25 +533,28 @@ def create_index(folder: Path) -> index.Index:
     return DurableStorage(str(folder)).create_index(build_schema(), indexname=INDEX_NAME)
 
 
-def recreate_index(folder: Path, lock_timeout: float = 10.0) -> index.Index:
-    """An empty index in place of the one at ``folder`` (``--rebuild``).
-
-    The old index is wiped only while holding its writer lock, so a rebuild started during
-    another run waits for it (then gives up with IndexBusy) instead of destroying its index.
-    """
-    if not folder.is_dir():
-        return create_index(folder)
-    lock = FileStorage(str(folder)).lock(f"{INDEX_NAME}_WRITELOCK")  # the writer's lock
-    if not try_for(lock.acquire, timeout=lock_timeout, delay=0.25):
-        raise IndexBusy(folder, lock_timeout)
-    try:
-        return create_index(folder)
-    finally:
-        lock.release()
-
-
 def open_or_create(folder: Path) -> index.Index:
+    """The index at ``folder``, created empty if there is none. Only under an IndexLock:
+    two unlocked callers could both create it."""
     return open_index(folder) if exists(folder) else create_index(folder)
+
+
+def repeated_ids(reader: Any) -> dict[str, list[int]]:
+    """Article ids held by more than one live document: their document numbers, in order.
+
+    Only an id whose term counts more than one document (live or deleted: a replaced article
+    counts twice until its segment is merged) has its postings read, so a sound index costs
+    one pass over the id terms' statistics. A sound index holds none; two runs that created
+    one index at once (before IndexLock) left every article twice.
+    """
+    repeated: dict[str, list[int]] = {}
+    id_field = reader.schema["id"]
+    for text, info in reader.iter_field("id"):
+        if info.doc_frequency() > 1:
+            docnums = list(reader.postings("id", text).all_ids())  # deleted ones left out
+            if len(docnums) > 1:
+                repeated[id_field.from_bytes(text)] = docnums
+    return repeated
 
 
 # --- the writer's fast path ----------------------------------------------------------------------
@@ -860,12 +925,14 @@ class SplitWriter:
     """
 
     def __init__(self, ix: index.Index, *, timeout: float, limitmb: int, procs: int,
-                 split_min: int = SPLIT_MIN_DOCS):
+                 split_min: int = SPLIT_MIN_DOCS, lock: IndexLock | None = None):
         self.procs = max(1, procs)
         self.limitmb = max(8, limitmb // self.procs)
         self.split_min = split_min
         self.ix = ix
-        self.main = ArchiveWriter(ix, timeout=timeout, delay=0.25, limitmb=self.limitmb)
+        self.lock = lock  # the caller's, held for longer than this writer; else Whoosh's own
+        self.main = ArchiveWriter(ix, timeout=timeout, delay=0.25, limitmb=self.limitmb,
+                                  _lk=lock is None)
         self._docs: list[dict[str, Any]] = []
 
     @property
@@ -877,6 +944,9 @@ class SplitWriter:
 
     def delete_by_term(self, fieldname: str, text: str, searcher: Any = None) -> int:
         return self.main.delete_by_term(fieldname, text, searcher=searcher)
+
+    def delete_document(self, docnum: int) -> None:
+        self.main.delete_document(docnum)
 
     def cancel(self) -> None:
         self._docs = []
@@ -920,10 +990,11 @@ class SplitWriter:
         try:
             os.close(read_fd)
             processes.die_with_parent()
-            lock = getattr(self.main, "writelock", None)
+            lock = self.lock if self.lock is not None else getattr(self.main, "writelock", None)
             if getattr(lock, "fd", None) is not None:
-                # Drop this process's share of the lock: were the parent killed, the lock must
-                # go with it (a flock lives while any process holds its file open)
+                # Drop this process's share of the lock (closing, not unlocking, which would
+                # free the parent's too): were the parent killed, the lock must go with it (a
+                # flock lives while any process holds its file open)
                 os.close(lock.fd)
             try:
                 w = ArchiveWriter(self.ix, _lk=False, limitmb=self.limitmb)
@@ -992,22 +1063,28 @@ def default_procs() -> int:
 
 def open_writer(ix: index.Index, folder: Path, lock_timeout: float = 10.0,
                 limitmb: int = 256, fast: bool = True, procs: int = 1,
-                split_min: int = SPLIT_MIN_DOCS) -> Any:
+                split_min: int = SPLIT_MIN_DOCS, lock: IndexLock | None = None) -> Any:
     """A Whoosh writer that waits up to ``lock_timeout`` seconds for the lock.
 
     The lock is an ``fcntl`` lock on a file in the index folder: the kernel drops it when the
-    holding process dies, so a killed writer never leaves a stale lock behind. ``fast=False``
-    gives Whoosh's own SegmentWriter (the reference the tests compare ArchiveWriter with);
-    ``procs`` > 1 a SplitWriter, which writes large commits in that many processes.
+    holding process dies, so a killed writer never leaves a stale lock behind. Given ``lock``
+    (an IndexLock the caller holds for a whole run), the writer takes no lock of its own.
+    ``fast=False`` gives Whoosh's own SegmentWriter (the reference the tests compare
+    ArchiveWriter with); ``procs`` > 1 a SplitWriter, which writes large commits in that
+    many processes.
     """
+    if lock is not None and lock.fd is None:
+        raise ValueError(f"open_writer: the lock on {folder} is not held")
+    take = lock is None  # Whoosh's own lock, for this writer only
     try:
         if fast and procs > 1:
             writer = SplitWriter(ix, timeout=lock_timeout, limitmb=limitmb, procs=procs,
-                                 split_min=split_min)
+                                 split_min=split_min, lock=lock)
         elif fast:
-            writer = ArchiveWriter(ix, timeout=lock_timeout, delay=0.25, limitmb=limitmb)
+            writer = ArchiveWriter(ix, timeout=lock_timeout, delay=0.25, limitmb=limitmb,
+                                   _lk=take)
         else:
-            writer = ix.writer(timeout=lock_timeout, delay=0.25, limitmb=limitmb)
+            writer = ix.writer(timeout=lock_timeout, delay=0.25, limitmb=limitmb, _lk=take)
     except LockError:
         raise IndexBusy(folder, lock_timeout) from None
     _tidy(ix, folder)  # safe now: we hold the lock

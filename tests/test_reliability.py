@@ -15,11 +15,13 @@ import random
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 import traceback
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -250,6 +252,30 @@ def test_crash_at_each_commit_step_converges(point: str, corpus: Path, reference
     assert_converges(corpus, folder, reference, point)
 
 
+@pytest.mark.parametrize("point", ["before the index is created",
+                                   "after the index is created, before any commit",
+                                   "after the first commit, before the manifest"])
+def test_crash_during_the_first_run_on_a_new_folder_converges(point: str, corpus: Path,
+                                                              reference: Counter,
+                                                              tmp_path: Path) -> None:
+    """A kill in the first-ever run leaves a folder holding only the lock file, an empty
+    index, or a first commit without a manifest: each opens (or is reported missing), checks
+    clean, and the next run builds the clean run's articles."""
+    patch = {"before the index is created": _exit_on_call(store, "create_index", 1),
+             "after the index is created, before any commit":
+                 _exit_on_call(store, "create_index", 1, before=False),
+             "after the first commit, before the manifest":
+                 _exit_on_call(store, "write_manifest", 1)}[point]
+    folder = tmp_path / "new" / "index"
+    status = wait(index_in_child(corpus, folder, patch=patch))
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 137, f"{point}: no crash"
+    committed = assert_consistent(folder, reference, point)
+    assert committed == (COMMIT_EVERY if "first commit" in point else 0), point
+    code, output = run_cli("search", "harbour", "--index", folder)
+    assert code in (0, 1) and "Traceback" not in output, output
+    assert_converges(corpus, folder, reference, point)
+
+
 def test_changed_files_committed_before_a_crash_are_not_duplicated(corpus: Path, reference: Counter,
                                                             tmp_path: Path) -> None:
     """A run killed right after a commit of files whose manifest entry is older: the
@@ -439,6 +465,91 @@ def test_lock_of_a_sigkilled_writer_is_released(news_dir: Path, tmp_path: Path) 
     assert code == 0, output
     assert time.perf_counter() - started < 2
     assert "half-written" not in {i for i, _ in pairs(folder)}
+
+
+#: ``python -c`` body of one CLI run that waits for the file argv[1] to appear, so runs start
+#: together with their imports done. With argv[2] == "1", creating an index takes 0.3 s
+#: longer: a window two runs racing to create one index both fall into.
+_RUN_AT_SIGNAL = """
+import os, sys, time
+from archive import store
+from archive.cli import main
+start, widen, args = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
+if widen:
+    create = store.create_index
+    def slow_create(folder):
+        time.sleep(0.3)
+        return create(folder)
+    store.create_index = slow_create
+while not os.path.exists(start):
+    time.sleep(0.002)
+main(args, prog_name="archive")
+"""
+
+
+@pytest.mark.parametrize("widen", [True, False], ids=["widened", "as-is"])
+def test_two_runs_on_a_new_index_at_once_hold_each_article_once(widen: bool,
+                                                                tmp_path: Path) -> None:
+    """Two `archive index` processes started together on a folder that does not exist yet:
+    one builds the index, the other waits for its lock and finds every file unchanged."""
+    files = 30
+    corpus = make_corpus(tmp_path / "news", files)
+    for trial in range(3):
+        folder = tmp_path / f"trial{trial}" / "index"
+        start = tmp_path / f"start{trial}"
+        command = [sys.executable, "-c", _RUN_AT_SIGNAL, str(start), "1" if widen else "0",
+                   "index", str(corpus), "--index", str(folder), "--no-progress", "--json",
+                   "--lock-timeout", "60"]
+        runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, cwd=tmp_path) for _ in range(2)]
+        time.sleep(0.2)  # both waiting for the start file (they import meanwhile)
+        start.touch()
+        results = [run.communicate(timeout=120) for run in runs]
+        context = f"trial {trial}: {[r.returncode for r in runs]} {results}"
+        assert [run.returncode for run in runs] == [0, 0], context
+        import json
+        reports = sorted((r["added"], r["unchanged"]) for r in
+                         (json.loads(out) for out, _err in results))
+        assert reports == [(0, files), (files, 0)], context
+        found = pairs(folder)
+        assert len(found) == files and set(found.values()) == {1}, context
+        report = check_index(folder)
+        assert report.ok and not report.notes, f"{context}: {report.problems} {report.notes}"
+        again = Indexer(folder).run([corpus])
+        assert (again.added, again.unchanged, again.repaired) == (0, files, 0), context
+
+
+def test_an_index_holding_articles_twice_is_repaired_by_the_next_run(tmp_path: Path) -> None:
+    """The damage two runs creating one index at once used to leave (every article twice,
+    `archive check` DAMAGED, the next run "all unchanged"): the next run deletes the extra
+    copies and re-reads their files, so a stale copy it kept is replaced too."""
+    corpus = make_corpus(tmp_path / "news", 12)
+    Indexer(tmp_path / "clean").run([corpus])
+    reference = _all_stored(tmp_path / "clean")
+    folder = tmp_path / "index"
+    Indexer(folder).run([corpus])
+    ix = store.open_index(folder)
+    with ix.searcher() as searcher:
+        first, second, third = list(searcher.reader().all_stored_fields())[:3]
+    raw = ix.writer()  # Whoosh's own writer, adding what an unlocked second run added
+    raw.add_document(**store.to_document(store.from_stored(first)))  # an exact copy
+    for stored in (second, third):  # copies unlike their files: the newest copy, kept
+        stale = replace(store.from_stored(stored), title="A stale second copy")
+        raw.add_document(**store.to_document(stale))
+    raw.commit()
+    damaged = check_index(folder)
+    assert not damaged.ok and "3 article ids held more than once" in damaged.problems[0]
+
+    code, output = run_cli("index", corpus, "--index", folder, "--no-progress")
+    assert code == 0, output
+    assert "3 articles were held more than once (damage); removed 3 extra copies" in output
+    assert "12 unchanged" not in output  # the two stale copies were replaced
+    assert sorted(_all_stored(folder), key=lambda d: d["id"]) == \
+        sorted(reference, key=lambda d: d["id"])
+    report = check_index(folder)
+    assert report.ok and not report.notes, (report.problems, report.notes)
+    code, output = run_cli("index", corpus, "--index", folder, "--no-progress")
+    assert code == 0 and "warning" not in output and "12 unchanged" in output, output
 
 
 # --- guarantee 3: damage ------------------------------------------------------------------------

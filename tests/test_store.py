@@ -157,6 +157,41 @@ def test_a_second_writer_gives_up_after_the_lock_timeout(tmp_path: Path) -> None
     store.open_writer(ix, tmp_path / "index", lock_timeout=0.3).cancel()  # free again
 
 
+def test_the_index_lock_makes_its_folder_and_excludes_other_holders_and_writers(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "new" / "index"  # not there yet: the lock comes before the index
+    with store.IndexLock(folder, timeout=0.3):
+        assert (folder / store.WRITE_LOCK).exists() and not store.exists(folder)
+        with pytest.raises(store.IndexBusy, match=r"locked .*waited 0\.3s"):
+            store.IndexLock(folder, timeout=0.3).acquire()
+        ix = store.create_index(folder)
+        with pytest.raises(store.IndexBusy):  # a writer with a lock of its own waits too
+            store.open_writer(ix, folder, lock_timeout=0.3)
+    store.IndexLock(folder, timeout=0.3).acquire().release()  # free again
+    store.open_writer(ix, folder, lock_timeout=0.3).cancel()
+
+
+def test_repeated_ids_finds_live_copies_not_replaced_articles(tmp_path: Path) -> None:
+    """A replaced article counts twice in the id term's statistics until a merge; only live
+    copies count as held twice."""
+    folder = tmp_path / "index"
+    ix = store.create_index(folder)
+    first, second = (Article(id=f"story-{n}", title=f"Story {n}", body="Words.",
+                             path=f"news/{n}.txt") for n in (1, 2))
+    writer = ix.writer()
+    store.add_articles(writer, [first, second])
+    writer.commit()
+    writer = ix.writer()
+    writer.update_document(**store.to_document(replace(first, title="Story 1, revised")))
+    writer.add_document(**store.to_document(second))
+    writer.commit(merge=False)
+    with store.open_index(folder).searcher() as searcher:
+        reader = searcher.reader()
+        assert reader.doc_frequency("id", "story-1") == 2 and reader.doc_count() == 3
+        assert list(store.repeated_ids(reader)) == ["story-2"]
+        assert len(store.repeated_ids(reader)["story-2"]) == 2
+
+
 def test_resolve_index_prefers_the_option_then_the_environment(monkeypatch: pytest.MonkeyPatch
                                                                 ) -> None:
     monkeypatch.delenv("ARCHIVE_INDEX", raising=False)
