@@ -577,9 +577,14 @@ def test_check_names_damage_and_rebuild_restores(damage: str, corpus: Path,
     if damage != "garble":
         assert segment.name in output, output
     assert "DAMAGED" in output and REPAIR_HINT in output, output
-    # readers fail with one line, not a traceback
+    # readers fail with one line, not a traceback; a garbled middle may spare the postings
+    # this search reads (where it falls moves with the pickled fields' order, which follows
+    # the hash seed), so there the search may also succeed
     code, output = run_cli("search", "harbour", "--index", folder)
-    assert code in (1, 2) and "Traceback" not in output
+    assert "Traceback" not in output
+    assert code in (1, 2) or (damage == "garble" and code == 0), output
+    if code:
+        assert len(output.strip().splitlines()) == 1, output
     code, output = run_cli("index", corpus, "--rebuild", "--index", folder, "--no-progress")
     assert code == 0, output
     code, output = run_cli("check", "--index", folder, "--json")
