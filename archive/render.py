@@ -14,6 +14,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from archive.article import web_url
 from archive.search import Segment
 
 BOLD_ON, BOLD_OFF = "\x1b[1;33m", "\x1b[0m"
@@ -49,6 +50,9 @@ def environment(kind: str, user_dir: Path | None = None, *, color: bool = False,
     env.filters["longdate"] = format_long_date
     env.filters["thousands"] = lambda n: f"{n:,}"
     env.filters["wrap"] = wrap
+    # An index written before addresses were checked, or a theme linking a hit's url, must
+    # still never put a non-web address in an href: templates link only what this returns.
+    env.filters["safe_href"] = web_url
     env.globals["color"] = color
     return env
 
