@@ -15,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import quote, urlsplit
 
+import feedparser
 import pytest
 from click.testing import CliRunner
 
@@ -23,6 +24,7 @@ from archive.article import Article, web_url
 from archive.cli import main
 
 ATOM = "{http://www.w3.org/2005/Atom}"
+SITEMAP_LOC = "{http://www.sitemaps.org/schemas/sitemap/0.9}loc"
 
 #: Addresses a third party could put in front matter or a feed item. ``\x01`` and the tab are
 #: ignored by browsers, so each of these would run as ``javascript:`` if linked.
@@ -103,8 +105,11 @@ def followed_addresses(out: Path) -> list[tuple[str, str, str]]:
         elif path.suffix == ".xml":
             for element in ET.parse(path).iter():
                 found += [(relative, "href", v) for k, v in element.attrib.items() if k == "href"]
-                if element.tag in (f"{ATOM}id", "{http://www.sitemaps.org/schemas/sitemap/0.9}loc"):
-                    found.append((relative, element.tag, element.text or ""))
+                text = element.text or ""
+                if element.tag == f"{ATOM}id" and text.startswith("urn:uuid:"):
+                    continue  # a name for the entry, not an address (sites with no base URL)
+                if element.tag in (f"{ATOM}id", SITEMAP_LOC):
+                    found.append((relative, element.tag, text))
     return found
 
 
@@ -189,3 +194,91 @@ def test_live_search_links_only_web_addresses(hostile_index: Path, tmp_path: Pat
     parser.feed(html)
     assert "Story 1" in html
     assert [f for f in parser.found if f != OWN_DATA_ICON and non_web(f[2])] == []
+
+
+# --- the site's own address --------------------------------------------------------------------
+
+def build(index: Path, out: Path, *options: str) -> None:
+    run("site", "--index", index, "--out", out, "--no-progress", *options)
+
+
+def test_a_site_without_base_url_names_no_server_and_links_relatively(hostile_index: Path,
+                                                                      tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    build(hostile_index, out)
+    for path in (p for p in out.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        assert b"127.0.0.1" not in data and b"localhost" not in data, path
+    assert not (out / "sitemap.xml").exists()
+    assert "Sitemap" not in (out / "robots.txt").read_text("utf-8")
+    for page in out.rglob("*.html"):
+        html = page.read_text("utf-8")
+        assert 'rel="canonical"' not in html and "sitemap.xml" not in html, page
+    for relative, _name, value in followed_addresses(out):
+        if value in (GOOD, FEED_GOOD):
+            continue  # the articles' original addresses, not the site's own
+        assert not urlsplit(value).scheme and not value.startswith("/"), (relative, value)
+
+    feed = out / "sources/hostile-feed/feed.xml"
+    parsed = feedparser.parse(feed.read_bytes())
+    assert not parsed.bozo and len(parsed.entries) == len(HOSTILE) + 1
+    root = ET.parse(feed).getroot()
+    ids = [e.text or "" for e in root.iter(f"{ATOM}id")]
+    assert all(i.startswith("urn:uuid:") for i in ids) and len(set(ids)) == len(ids)
+    for entry in root.iter(f"{ATOM}entry"):
+        [link] = entry.iter(f"{ATOM}link")
+        assert (feed.parent / link.attrib["href"] / "index.html").is_file()
+    build(hostile_index, out, "--force")
+    assert [e.text for e in ET.parse(feed).getroot().iter(f"{ATOM}id")] == ids  # permanent
+
+
+def test_a_site_with_base_url_gives_absolute_addresses(hostile_index: Path,
+                                                       tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    base = "https://example.org/news/"
+    build(hostile_index, out, "--base-url", base.rstrip("/"))  # the slash is added
+    assert f'<link rel="canonical" href="{base}">' in (out / "index.html").read_text("utf-8")
+    page = next(out.glob("2021/05/04/story-1-*/index.html"))
+    folder = page.parent.relative_to(out).as_posix()
+    assert f'<link rel="canonical" href="{base}{folder}/">' in page.read_text("utf-8")
+    assert (out / "robots.txt").read_text("utf-8").rstrip().endswith(f"Sitemap: {base}sitemap.xml")
+    locs = [e.text or "" for e in ET.parse(out / "sitemap.xml").getroot().iter(SITEMAP_LOC)]
+    assert f"{base}{folder}/" in locs and f"{base}" in locs
+    for loc in locs:
+        assert loc.startswith(base) and (out / loc[len(base):] / "index.html").is_file(), loc
+    root = ET.parse(out / "feed.xml").getroot()
+    assert root.find(f"{ATOM}id").text == f"{base}feed.xml"  # type: ignore[union-attr]
+    links = {link.attrib["rel"]: link.attrib["href"] for link in root.findall(f"{ATOM}link")}
+    assert links == {"self": f"{base}feed.xml", "alternate": base}
+    entries = root.findall(f"{ATOM}entry")
+    assert len(entries) == 2 * (len(HOSTILE) + 1)
+    for entry in entries:
+        href = entry.find(f"{ATOM}link").attrib["href"]  # type: ignore[union-attr]
+        assert entry.find(f"{ATOM}id").text == href  # type: ignore[union-attr]
+        assert href.startswith(base) and (out / href[len(base):] / "index.html").is_file()
+
+
+def test_changing_the_base_url_rebuilds_the_site(hostile_index: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    build(hostile_index, out, "--base-url", "https://example.org/")
+    assert (out / "sitemap.xml").is_file()
+    build(hostile_index, out)
+    assert not (out / "sitemap.xml").exists()
+    assert 'rel="canonical"' not in (out / "index.html").read_text("utf-8")
+
+
+@pytest.mark.parametrize("bad", ["javascript:alert(1)", "example.org/news", "/news/",
+                                 "ftp://example.org/", "https://example.org/?page=1",
+                                 "https://exa mple.org/", "http://[::1"])
+def test_a_bad_base_url_is_a_one_line_usage_error(tmp_path: Path, bad: str) -> None:
+    result = CliRunner().invoke(main, ["site", "--index", str(tmp_path / "index"), "--out",
+                                       str(tmp_path / "site"), "--base-url", bad])
+    assert result.exit_code == 2
+    assert result.output.strip().count("\n") == 0 and "https://example.org/news/" in result.output
+    assert not (tmp_path / "site").exists()
+
+
+def test_site_help_says_what_the_base_url_is_for() -> None:
+    result = CliRunner().invoke(main, ["site", "--help"])
+    assert "published at" in result.output and "relative" in result.output
+    assert "127.0.0.1" not in result.output
