@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 DateSource = Literal["explicit", "inferred", "unknown"]
 
@@ -20,6 +21,38 @@ DateSource = Literal["explicit", "inferred", "unknown"]
 _ID_UNSAFE = re.compile(r"[^a-z0-9]+")
 _KNOWN_SUFFIX = re.compile(
     r"\.(txt|text|md|markdown|html?|xml|json|jsonl|ndjson|csv|tsv|sgm|sgml|warc|rss|atom|gz)$", re.I)
+
+
+#: The only schemes an address from an input may have to become a link. Anything else a browser
+#: would follow (``javascript:``, ``data:``, ``vbscript:``) runs or shows content inside the
+#: archive's own pages, and every address comes from a third party (front matter, feed items,
+#: crawled pages, records).
+WEB_SCHEMES = frozenset({"http", "https"})
+#: What a browser ignores around a URL (C0 controls and space) and deletes inside it (tab and
+#: newlines), so that ``" java\tscript:..."`` is checked as the ``javascript:`` it would run as.
+_URL_EDGES = "".join(chr(code) for code in range(0x21))
+_URL_DELETED = str.maketrans("", "", "\t\n\r")
+
+
+def web_url(value: object) -> str:
+    """``value`` as an absolute ``http``/``https`` address, or ``""`` when it is anything else.
+
+    The check is made on the address as a browser would read it, and that cleaned form is what
+    is returned, so nothing that passes can turn into another scheme in an ``href``. A
+    protocol-relative ``//host/path`` is refused as well: its scheme would be whatever the page
+    happens to be opened with (``file:`` for a site read from disk), so it is not a web address
+    anyone stated. Characters such as ``<`` or ``"`` are kept: escaping is the page's job.
+    """
+    if not isinstance(value, str):
+        return ""
+    text = value.strip(_URL_EDGES).translate(_URL_DELETED)
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # e.g. an unclosed IPv6 bracket: not an address a browser would follow
+        return ""
+    if parts.scheme.lower() not in WEB_SCHEMES or not parts.netloc:
+        return ""
+    return text
 
 
 def slugify(text: str, max_length: int = 60) -> str:
@@ -58,6 +91,10 @@ class Article:
 
     ``path`` is the input file relative to the folder it was indexed from; ``date`` is naive UTC;
     ``date_source`` records how the date was obtained, so a page can mark inferred dates.
+    ``url`` is the article's original web address: only an absolute ``http``/``https`` one is
+    kept (see ``web_url``); any other value a reader found is dropped here, where every reader,
+    every enrichment and every article read back from an index passes, so no later stage can
+    be handed a ``javascript:`` link.
     """
 
     id: str
@@ -78,6 +115,10 @@ class Article:
     external_id: str = ""
     cluster: str = ""
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.url:
+            object.__setattr__(self, "url", web_url(self.url))  # frozen: set once, here
 
     @property
     def word_count(self) -> int:

@@ -307,8 +307,11 @@ def check_command(index_dir: Path, full: bool, as_json: bool) -> None:
               show_default=True, help="Folder to write the site into.")
 @click.option("--templates", "templates_dir", type=click.Path(exists=True, file_okay=False,
               path_type=Path), help="Theme folder: its templates override the built-in ones.")
-@click.option("--base-url", default="http://127.0.0.1:8000/", show_default=True,
-              help="Where the site will be published (for canonical links, feeds, sitemap).")
+@click.option("--base-url", metavar="URL", default="",
+              help="The address the site will be published at, e.g. "
+                   "https://example.org/news/; needed for the sitemap, canonical links and "
+                   "absolute feed links. Without it those are left out, every link is "
+                   "relative and feed ids are urn:uuid: names.")
 @click.option("--title", default="News archive", show_default=True, help="The site's name.")
 @click.option("--force", is_flag=True, help="Render every page even if nothing changed.")
 @click.option("--progress/--no-progress", default=None,
@@ -322,8 +325,10 @@ def site_command(index_dir: Path, out: Path, templates_dir: Path | None, base_ur
     """
     from archive.site.builder import SiteConfig, build_site
 
-    config = SiteConfig(base_url=base_url if base_url.endswith("/") else base_url + "/",
-                        title=title)
+    try:
+        config = SiteConfig(base_url=base_url, title=title)
+    except ValueError as exc:
+        raise BadQuery(str(exc)) from None
     show_bar = sys.stderr.isatty() if progress is None else progress
     try:
         if show_bar:

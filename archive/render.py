@@ -19,6 +19,7 @@ from typing import Any, TextIO
 import jinja2
 from markupsafe import Markup, escape
 
+from archive.article import web_url
 from archive.search import Segment
 
 BOLD_ON, BOLD_OFF = "\x1b[1;33m", "\x1b[0m"
@@ -59,6 +60,9 @@ def environment(kind: str, user_dir: Path | None = None, *, color: bool = False,
     if not html:
         env.filters["wrap_marked"] = functools.partial(
             wrap_marked, mark=_ansi_mark if color else _bracket_mark)
+    # An index written before addresses were checked, or a theme linking a hit's url, must
+    # still never put a non-web address in an href: templates link only what this returns.
+    env.filters["safe_href"] = web_url
     env.globals["color"] = color
     return env
 

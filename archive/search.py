@@ -23,7 +23,7 @@ from whoosh import highlight, qparser, query as wq, searching as whoosh_searchin
 from whoosh.qparser.dateparse import DateParserPlugin
 
 from archive import ranking, related, store
-from archive.article import Article
+from archive.article import Article, web_url
 
 Sort = Literal["relevance", "newest", "oldest"]
 SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
@@ -425,7 +425,8 @@ class Archive:
         return Hit(
             id=stored["id"], title=stored.get("title", ""), date=stored.get("date"),
             date_source=stored.get("date_source", "unknown"), source=stored.get("source", ""),
-            url=stored.get("url", ""), places=store._split_list(stored.get("place")),
+            url=web_url(stored.get("url", "")),  # an index from before addresses were checked
+            places=store._split_list(stored.get("place")),
             topics=store._split_list(stored.get("topic")), snippet=tuple(snippet),
             score=_score_of(hit) if sort == "relevance" else None,
             rank=rank, cluster=stored.get("cluster", ""))

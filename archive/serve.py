@@ -87,6 +87,7 @@ class PreviewHandler(SimpleHTTPRequestHandler):
 class _SiteInfo:
     title = "News archive"
     language = "en"
+    base_url = ""  # the published address is the build's business; /live exists only here
 
 
 def make_server(site_dir: Path, index_dir: Path, host: str = "127.0.0.1", port: int = 8000,

@@ -33,15 +33,25 @@ FACET_TITLES = {"source": "Sources", "place": "Places", "topic": "Topics"}
 
 @dataclass(frozen=True)
 class SiteConfig:
-    """What a user may set for a build (``archive site`` options)."""
+    """What a user may set for a build (``archive site`` options).
 
-    base_url: str = "http://127.0.0.1:8000/"
+    ``base_url`` is the address the site will be published at. Left empty, every link is
+    relative and what needs an absolute address is left out (canonical links, the sitemap,
+    robots.txt's Sitemap line) or named without one (``urn:uuid:`` ids in the feeds): a
+    site must never point readers at a guessed address such as the preview server's.
+    """
+
+    base_url: str = ""
     title: str = "News archive"
     language: str = "en"
     page_size: int = 50
     feed_size: int = 50
     home_size: int = 20
     related: int = 5
+
+    def __post_init__(self) -> None:
+        if self.base_url:  # frozen: the checked form (ending in "/") is set once, here
+            object.__setattr__(self, "base_url", urls.check_base_url(self.base_url))
 
 
 @dataclass
@@ -173,7 +183,7 @@ class _Site:
             canonical=urls.canonical(self.config.base_url, path), path=path,
             facet_titles=FACET_TITLES, url_of=self.url_of, **context)
         self.folder.write(path, html)
-        if in_sitemap:
+        if in_sitemap and self.config.base_url:
             self.sitemap.append(urls.canonical(self.config.base_url, path))
 
     @staticmethod
@@ -296,17 +306,24 @@ class _Site:
     def write_feed(self, path: str, title: str, filters: Filters) -> None:
         latest = next(self.archive.browse(filters, self.config.feed_size))
         updated = max((h.date for h in latest.hits if h.date), default=None)
+        base, site_title = self.config.base_url, self.config.title
+
+        def id_of(hit: Hit) -> str:
+            return urls.canonical(base, self.url_of(hit)) or urls.stable_id(site_title, hit.id)
+
         xml = self.env.get_template("feed.xml").render(
-            site=self.config, feed_title=title, feed_url=urls.canonical(self.config.base_url, path),
-            home=urls.canonical(self.config.base_url, urls.HOME), hits=latest.hits,
-            updated=updated or datetime(1970, 1, 1),
-            link_of=lambda h: urls.canonical(self.config.base_url, self.url_of(h)))
+            site=self.config, feed_title=title, hits=latest.hits,
+            feed_id=urls.canonical(base, path) or urls.stable_id(site_title, path),
+            feed_url=urls.link(base, path, path), home=urls.link(base, path, urls.HOME),
+            updated=updated or datetime(1970, 1, 1), id_of=id_of,
+            link_of=lambda h: urls.link(base, path, self.url_of(h)))
         self.folder.write(path, xml)
 
     def write_static(self) -> None:
         self.page("404.html", "404.html", "Page not found", in_sitemap=False)
-        self.folder.write("sitemap.xml", self.env.get_template("sitemap.xml").render(
-            urls=sorted(self.sitemap)))
+        if self.config.base_url:  # a sitemap lists absolute addresses only
+            self.folder.write("sitemap.xml", self.env.get_template("sitemap.xml").render(
+                urls=sorted(self.sitemap)))
         self.folder.write("robots.txt", self.env.get_template("robots.txt").render(
             sitemap=urls.canonical(self.config.base_url, "sitemap.xml")))
         for relative, data in theme_assets(self.env).items():

@@ -8,8 +8,10 @@ article can climb out of the output folder.
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from pathlib import PurePosixPath
+from urllib.parse import urlsplit
 
 from archive.article import slugify
 
@@ -68,9 +70,56 @@ def root_prefix(path: str) -> str:
     return "../" * depth
 
 
+def pretty(path: str) -> str:
+    """``path`` as it is linked from outside: a folder's ``index.html`` left to the server."""
+    return path[: -len("index.html")] if path.endswith("index.html") else path
+
+
 def canonical(base_url: str, path: str) -> str:
-    pretty = path[: -len("index.html")] if path.endswith("index.html") else path
-    return base_url.rstrip("/") + "/" + pretty
+    """The page's absolute address, or ``""`` when the site has no base URL.
+
+    Without one, the address the site will be published at is unknown; naming any other (the
+    preview server's, say) would send readers and crawlers somewhere the site is not.
+    """
+    if not base_url:
+        return ""
+    return base_url.rstrip("/") + "/" + pretty(path)
+
+
+def link(base_url: str, from_path: str, to_path: str) -> str:
+    """How the file at ``from_path`` (a feed) names the page at ``to_path``: absolutely under
+    a base URL, else relative to the file, which feed readers resolve against its address."""
+    return canonical(base_url, to_path) or root_prefix(from_path) + pretty(to_path) or "./"
+
+
+def stable_id(site_title: str, key: str) -> str:
+    """A permanent ``urn:uuid:`` name for a feed or an entry when the site has no address.
+
+    Atom ids must be absolute IRIs, never a relative link; one derived from the site's title
+    and the article id (or feed path) is the same on every build, so readers do not show an
+    entry twice.
+    """
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"newsarchive:{site_title}:{key}").urn
+
+
+def check_base_url(text: str) -> str:
+    """``text`` as a site's base URL, ending in ``/``; ValueError unless it is an absolute
+    http(s) address with no query, fragment or whitespace (every page address is appended
+    to it, in HTML, XML and robots.txt alike)."""
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        parts = None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        problem = "is not an absolute http:// or https:// address"
+    elif "?" in text or "#" in text:
+        problem = "has a query or fragment"
+    elif any(c.isspace() or not c.isprintable() for c in text):
+        problem = "contains spaces or control characters"
+    else:
+        return text if text.endswith("/") else text + "/"
+    raise ValueError(f"base URL {text!r} {problem}; give the address the site will be "
+                     "published at, e.g. https://example.org/news/")
 
 
 def is_safe(path: str) -> bool:
