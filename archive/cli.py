@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from archive import render, store
+from archive import processes, render, store
 from archive.indexer import Indexer, IndexReport
 from archive.search import Archive, Filters, QueryError, SORTS, page_to_dict, parse_date_option
 from archive.sources import ReaderOptions
@@ -339,7 +339,7 @@ def site_command(index_dir: Path, out: Path, templates_dir: Path | None, base_ur
                 report = build_site(index_dir, out, config, templates_dir, advance, force)
         else:
             report = build_site(index_dir, out, config, templates_dir, None, force)
-    except store.IndexMissing as exc:
+    except (store.IndexMissing, processes.ChildFailed) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
         emit_json({**report.to_dict(), "out": str(out)})

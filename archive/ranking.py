@@ -21,6 +21,7 @@ static site's precomputed per-(term, article) scores, so the browser ranks as th
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from whoosh import scoring
@@ -73,15 +74,22 @@ class NewsBM25F(scoring.BM25F):
         """The idf ``idf`` gives a term, from the counts (for callers that already hold them)."""
         return lucene_idf(doc_count, doc_frequency)
 
-    def posting_scores(self, searcher: Any, fieldname: str, idf: Any, weights: Any,
-                       lengths: Any) -> Any:
-        """What this weighting's scorer gives each posting (its weight and its article's field
-        length), for numpy arrays of them: the same arithmetic, element by element, so each
-        score equals the one a search computes. ``idf`` is per posting (or one number)."""
-        avg_length = searcher.get_parent().avg_field_length(fieldname) or 1
-        B = self._field_B.get(fieldname, self.B)
-        return self.field_weight(fieldname) * scoring.bm25(idf, weights, lengths, avg_length,
-                                                           B, self.K1)
+    def score_function(self, searcher: Any, fieldname: str,
+                       doc_frequency: int) -> Callable[[Any, Any], Any]:
+        """``score(weight, length)`` of a term of ``fieldname`` held by ``doc_frequency``
+        articles: the arithmetic of this weighting's scorer for it, for callers that already
+        hold the term's document frequency (a whole-index pass), without the scorer's own
+        per-term index lookups. Works element by element on numpy arrays alike, so each
+        score equals the one a search computes."""
+        parent = searcher.get_parent()
+        idf = self.idf_of(parent.doc_count_all(), doc_frequency)
+        avg_length = parent.avg_field_length(fieldname) or 1
+        B, K1 = self._field_B.get(fieldname, self.B), self.K1
+        field_weight = self.field_weight(fieldname)
+
+        def score(weight: Any, length: Any) -> Any:
+            return field_weight * scoring.bm25(idf, weight, length, avg_length, B, K1)
+        return score
 
     def scorer(self, searcher: Any, fieldname: str, text: bytes, qf: float = 1) -> Any:
         if not searcher.schema[fieldname].scorable:

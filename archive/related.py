@@ -108,11 +108,13 @@ def _term_scores(postings: _Postings, searcher: Any, needed: np.ndarray,
     weighting = searcher.weighting
     keep = np.isin(postings.terms, needed)
     docs, terms = postings.docs[keep], postings.terms[keep]
-    idf = np.zeros(len(postings.words))
-    for term in needed:
-        idf[term] = weighting.idf_of(doc_count, int(postings.doc_frequency[term]))
-    scores = weighting.posting_scores(searcher, FIELD, idf[terms], postings.counts[keep],
-                                      lengths[docs])
+    counts = postings.counts[keep]
+    scores = np.zeros(len(docs))
+    starts = np.searchsorted(terms, needed, side="left")   # postings are in term order
+    ends = np.searchsorted(terms, needed, side="right")
+    for term, lo, hi in zip(needed, starts, ends):
+        score = weighting.score_function(searcher, FIELD, int(postings.doc_frequency[term]))
+        scores[lo:hi] = score(counts[lo:hi], lengths[docs[lo:hi]])
     return sparse.csr_matrix((scores, (terms, docs)), shape=(len(postings.words), doc_count))
 
 

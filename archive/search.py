@@ -28,6 +28,8 @@ from archive.article import Article, web_url
 Sort = Literal["relevance", "newest", "oldest"]
 SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
 SEARCH_FIELDS = ("title", "body", "captions")
+#: single id lookups before ``Archive`` reads the whole id table instead
+ID_LOOKUPS_BEFORE_TABLE = 256
 #: list hits kept for reuse by ``browse`` (bounds its memory on a large archive)
 LISTED_CACHE = 200_000
 FACET_FIELDS = ("source", "year", "place", "topic")
@@ -274,7 +276,9 @@ class Archive:
         self._cluster_sizes: Counter[str] | None = None  # live articles per cluster
         self._displays: dict[tuple[str, str], str] = {}
         self._sorted: dict[str, tuple[Any, list[int], dict[int, int]]] = {}
-        self._listed: dict[tuple[int, str], Hit] = {}  # browse's orders
+        self._listed: dict[tuple[int, str], Hit] = {}
+        self._id_table: dict[str, int] | None = None
+        self._id_lookups = 0  # browse's orders
         self._doc_keys: dict[int, str] = {}  # docnum -> external_id or id, for rank()
 
     def __enter__(self) -> Archive:
@@ -578,8 +582,30 @@ class Archive:
     # -- single articles -----------------------------------------------------------------------
 
     def article(self, article_id: str) -> Article | None:
-        stored = self.searcher.document(id=article_id)
-        return store.from_stored(stored) if stored else None
+        docnum = self._docnum_of(article_id)
+        return None if docnum is None else store.from_stored(self.searcher.stored_fields(docnum))
+
+    def _docnum_of(self, article_id: str) -> int | None:
+        """The live document holding ``article_id``.
+
+        One lookup probes each segment's term table; a caller that looks up many articles
+        (a site build: every page and its related articles) gets the whole id table read in
+        one pass instead, once it has asked for more than a few.
+        """
+        if self._id_table is None:
+            self._id_lookups += 1
+            if self._id_lookups <= ID_LOOKUPS_BEFORE_TABLE:
+                return self.searcher.document_number(id=article_id)
+            table: dict[str, int] = {}
+            for leaf, offset in self.searcher.reader().leaf_readers():
+                if "id" not in leaf.schema:
+                    continue
+                for word, _info, numbers, _weights in store.field_postings(leaf, "id"):
+                    live = [int(n) for n in numbers if not leaf.is_deleted(int(n))]
+                    if live:
+                        table.setdefault(word.decode("utf-8"), offset + live[0])
+            self._id_table = table
+        return self._id_table.get(article_id)
 
     def browse(self, filters: Filters | None = None, page_size: int = 50,
                sort: str = "newest") -> Iterator[ResultsPage]:
@@ -647,7 +673,7 @@ class Archive:
     def related_ids(self, article_id: str, limit: int = 5) -> list[str]:
         """Ids of the articles most like this one (Whoosh ``more_like_this`` on the body),
         leaving out other copies of the same wire story."""
-        docnum = self.searcher.document_number(id=article_id)
+        docnum = self._docnum_of(article_id)
         if docnum is None:
             return []
         stored = self.searcher.stored_fields(docnum)
@@ -663,7 +689,7 @@ class Archive:
         (``archive.related``): the same lists, without a search per article."""
         numbers: dict[int, str] = {}
         for article_id in article_ids:
-            docnum = self.searcher.document_number(id=article_id)
+            docnum = self._docnum_of(article_id)
             if docnum is not None:
                 numbers[docnum] = article_id
         table = related.related_table(self.searcher, numbers, limit, self._cluster_table())

@@ -4,6 +4,7 @@ convert    CISI + Cranfield -> bench/data/<name>/{docs.jsonl,queries.tsv,qrels.t
 relevance  archive eval vs bm25s vs FTS5 on CISI and Cranfield
 index      indexing: full build, unchanged re-run, +1%/~1% re-run; vs FTS5
 queries    p50/p95 latency of top-10 searches with highlights; vs FTS5
+site       the whole static site's build time vs Pagefind on the same pages
 scale      generate the 100k+ article scale set (JSONL) from BBC + Reuters paragraphs
 """
 
@@ -72,6 +73,14 @@ def cmd_queries(args: argparse.Namespace) -> dict:
     return {"rows": rows}
 
 
+def cmd_site(args: argparse.Namespace) -> dict:
+    from bench import site
+    corpora = corpus_list(args) if args.corpus else [("reuters", args.corpora / "reuters21578")]
+    rows = site.run(corpora, args.data / "site")
+    print(table(rows, site.COLUMNS))
+    return {"rows": rows}
+
+
 def cmd_scale(args: argparse.Namespace) -> dict:
     from bench import scale
     summary = scale.generate(args.corpora, args.data / "scale" / "articles", args.n, args.seed,
@@ -103,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--per-kind", type=int, default=60,
                            help="queries of each kind (5 kinds; default 60)")
             p.add_argument("--seed", type=int, default=5)
+    p = sub.add_parser("site", help="whole-site build time vs Pagefind on the same pages")
+    p.add_argument("--corpus", action="append", metavar="NAME=PATH",
+                   help="a corpus folder (repeatable; default: reuters)")
+    p.set_defaults(with_scale=False)
     p = sub.add_parser("scale", help="generate the scale set")
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--seed", type=int, default=5)

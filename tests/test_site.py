@@ -237,3 +237,38 @@ def test_site_builds_over_articles_with_no_body(tmp_path: Path) -> None:
     titles = [p.read_text("utf-8") for p in article_pages(out)]
     assert len(titles) == 3
     assert any("Cocoa prices climb in Ivory Coast" in t for t in titles)
+
+
+def test_pages_written_by_a_second_process_are_the_same_files(tmp_path: Path) -> None:
+    """With two processes a forked child writes the pages while the parent builds the search
+    bundle; the site is the one a single process builds, file for file."""
+    index = index_folder(tmp_path, ARTICLES)
+    one, two = tmp_path / "one", tmp_path / "two"
+    report_one = build_site(index, one, SiteConfig(page_size=2), procs=1)
+    report_two = build_site(index, two, SiteConfig(page_size=2), procs=2)
+    files = sorted(p.relative_to(one).as_posix() for p in one.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(two).as_posix() for p in two.rglob("*") if p.is_file())
+    assert len(files) > 20
+    for name in files:
+        assert (one / name).read_bytes() == (two / name).read_bytes(), name
+    assert (report_one.pages, report_one.written, report_one.bytes) == \
+        (report_two.pages, report_two.written, report_two.bytes)
+
+
+def test_a_failing_page_process_is_one_line_not_a_traceback(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from archive.site import builder
+
+    index = index_folder(tmp_path, ARTICLES)
+
+    def broken(self, hit):  # noqa: ANN001, ANN202 (stands in for _Site.write_article)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(builder._Site, "write_article", broken)
+    monkeypatch.setattr(builder.processes, "usable_cores", lambda: 2)
+    result = CliRunner().invoke(main, ["site", "--index", str(index), "--out",
+                                       str(tmp_path / "site")])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    assert result.output.strip().splitlines() == [
+        "Error: the process writing the site's pages failed: OSError: disk full"]

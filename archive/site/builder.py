@@ -19,7 +19,7 @@ from typing import Any
 
 import jinja2
 
-from archive import __version__, render, store
+from archive import __version__, processes, render, store
 from archive.article import Article
 from archive.search import Archive, FacetCount, Filters, Hit, ResultsPage
 from archive.site import chart, urls
@@ -75,8 +75,13 @@ Progress = Callable[[int, int], None]
 
 def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
                templates: Path | None = None, progress: Progress | None = None,
-               force: bool = False) -> BuildReport:
-    """Build (or bring up to date) the static site for the index at ``index_dir`` in ``out``."""
+               force: bool = False, procs: int | None = None) -> BuildReport:
+    """Build (or bring up to date) the static site for the index at ``index_dir`` in ``out``.
+
+    With two processes (``procs``; by default when this process may use two cores) a forked
+    child writes the pages while this process builds the search bundle; the files are the
+    same either way.
+    """
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     env = render.environment("site", templates, html=True)
@@ -90,7 +95,7 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
     folder = OutputFolder(out)
     with Archive(index_dir) as archive:
         site = _Site(archive, env, folder, config, progress)
-        site.build()
+        site.build(procs or min(2, processes.usable_cores()))
         report = BuildReport(articles=site.articles, search=site.search_report)
     report.removed = folder.remove_stale(set(previous.get("files", [])))
     report.pages, report.written = len(folder.produced), folder.written
@@ -160,19 +165,37 @@ class _Site:
         self.next_related: dict[str, list[Any]] = {}
         self.fresh_related: dict[str, list[str]] | None = None
 
-    def build(self) -> None:
+    def build(self, procs: int) -> None:
         everything = self.archive.search("", sort="newest", page_size=1, all_copies=True)
         self.articles = everything.total
         self.facets = everything.facets
+        pages = processes.Child.start(lambda: self.write_pages(everything),
+                                      "the process writing the site's pages") \
+            if procs > 1 else None
+        try:
+            if pages is None:
+                self.write_pages(everything)
+            self.write_search()
+            if pages is not None:
+                self.folder.merge(pages.result())
+                if self.progress:
+                    self.progress(everything.total, everything.total)
+        finally:
+            if pages is not None:
+                pages.stop()
+
+    def write_pages(self, everything: ResultsPage) -> tuple[list[str], int, int, int]:
+        """Every page but the search page (which goes with the search bundle), the feeds,
+        the crawler files and the related-articles cache; what was written, for ``merge``."""
         self.write_articles(everything.total)
         self.write_home(everything)
         self.write_dates()
         for name in FACETS:
             self.write_facet(name, everything.facets[name])
-        self.write_search()
         self.write_feed("feed.xml", self.config.title, Filters())
         self.write_static()
         _write_json(self.folder.root / RELATED_CACHE, self.next_related)
+        return self.folder.record()
 
     # -- rendering helpers --
 

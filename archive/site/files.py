@@ -27,28 +27,50 @@ class OutputFolder:
     written: int = 0
     unchanged: int = 0
     bytes_total: int = 0
+    _folders: set[str] = field(default_factory=set, repr=False)  # made by this build
 
     def write(self, relative: str, content: str | bytes) -> bool:
         """Write ``relative`` if its content differs; True when the file was (re)written."""
         if not is_safe(relative):
             raise UnsafePath(f"refusing to write outside the site folder: {relative!r}")
         data = content.encode("utf-8") if isinstance(content, str) else content
-        target = self.root / relative
+        target = os.path.join(self.root, relative)
         first_time = relative not in self.produced  # a later write of a path replaces it
         self.produced.add(relative)
         if first_time:
             self.bytes_total += len(data)
         try:
-            if target.stat().st_size == len(data) and target.read_bytes() == data:
-                self.unchanged += first_time
-                return False
+            if os.stat(target).st_size == len(data):
+                with open(target, "rb") as existing:
+                    if existing.read() == data:
+                        self.unchanged += first_time
+                        return False
         except FileNotFoundError:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_bytes(data)
+            folder = os.path.dirname(target)
+            if folder not in self._folders:  # a site has tens of thousands of page folders
+                os.makedirs(folder, exist_ok=True)
+                self._folders.add(folder)
+        head, name = os.path.split(target)
+        tmp = os.path.join(head, f".{name}.tmp")
+        with open(tmp, "wb") as stream:
+            stream.write(data)
         os.replace(tmp, target)
         self.written += first_time
         return True
+
+    def record(self) -> tuple[list[str], int, int, int]:
+        """What this build wrote here, for another process's folder to ``merge``."""
+        return sorted(self.produced), self.written, self.unchanged, self.bytes_total
+
+    def merge(self, record: tuple[list[str], int, int, int]) -> None:
+        """Count files another process of this build wrote as if this one had written them."""
+        produced, written, unchanged, bytes_total = record
+        if not self.produced.isdisjoint(produced):
+            raise ValueError("two processes of one build wrote the same file")
+        self.produced.update(produced)
+        self.written += written
+        self.unchanged += unchanged
+        self.bytes_total += bytes_total
 
     def remove_stale(self, previous: set[str]) -> int:
         """Delete files an earlier build wrote that this build no longer produces."""

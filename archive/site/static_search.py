@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import base64
 import heapq
+import itertools
 import json
 import math
 import os
@@ -58,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 import markupsafe
+import numpy as np
 from whoosh.searching import Searcher
 
 from archive import processes, store
@@ -268,12 +270,20 @@ class _Numbering:
         return len(self.docnums)
 
 
-def _term_stream(reader: Any) -> Iterator[tuple[str, str]]:
-    """(term, field) over the text fields, merged into one sorted stream."""
-    def field_terms(name: str) -> Iterator[tuple[str, str]]:
-        for term in reader.field_terms(name) if name in reader.schema else []:
-            yield term, name
-    return heapq.merge(*(field_terms(f) for f in store.TEXT_FIELDS))
+def _term_postings(reader: Any) -> Iterator[tuple[str, list[tuple[str, int, Any, Any]]]]:
+    """Each term of the text fields in order, with its postings as arrays per field (in
+    name order) and segment (in index order): (term, [(field, segment, ids, weights)])."""
+    leaves = [leaf for leaf, _ in reader.leaf_readers()]
+
+    def one(name: str, segment: int) -> Iterator[tuple[str, str, int, Any, Any]]:
+        for word, _info, ids, weights in store.field_postings(leaves[segment], name):
+            yield word.decode("utf-8"), name, segment, ids, weights
+
+    streams = [one(name, i) for name in store.TEXT_FIELDS
+               for i, leaf in enumerate(leaves) if name in leaf.schema]
+    merged = heapq.merge(*streams, key=lambda part: part[:3])
+    for term, parts in itertools.groupby(merged, key=lambda part: part[0]):
+        yield term, [part[1:] for part in parts]
 
 
 class _LeafLengths:
@@ -281,38 +291,32 @@ class _LeafLengths:
 
     def __init__(self, archive: Archive | _OwnReader):
         self.leaves = list(archive.searcher.reader().leaf_readers())
-        self.lengths: list[dict[str, array]] = []
+        self.lengths: list[dict[str, np.ndarray]] = []
         for leaf, _ in self.leaves:
             count = leaf.doc_count_all()
             # (None for an article without the field: it has no postings there to score)
-            self.lengths.append({name: array("d", (leaf.doc_field_length(d, name, 1) or 0
-                                                   for d in range(count)))
+            self.lengths.append({name: np.array([leaf.doc_field_length(d, name, 1) or 0
+                                                 for d in range(count)], dtype=np.float64)
                                  for name in store.TEXT_FIELDS if name in leaf.schema})
 
 
 def _term_scores(scorer: _FieldScorer, leaves: _LeafLengths, numbering: _Numbering, term: str,
-                 fields: list[str]) -> dict[int, float]:
+                 parts: list[tuple[str, int, Any, Any]]) -> dict[int, float]:
     """The archive's own score of ``term`` per article, summed over the fields holding it.
 
-    Per segment, each posting goes through the weighting's scorer for (field, term) with the
-    posting's weight and the article's field length: what ``scorer.score(matcher)`` computes,
-    without the multi-segment wrappers (the build reads some 10 million postings at 100k)."""
+    Per segment, each posting goes through the weighting's score function for (field, term)
+    with the posting's weight and the article's field length: what ``scorer.score(matcher)``
+    computes, on arrays (the build reads some 10 million postings at 100k); the sums are
+    made in the order the postings come, field by field, as a search adds them."""
     scores: dict[int, float] = {}
-    number_of = numbering.number_of
-    tb = term.encode("utf-8")
-    for name in fields:
-        score = scorer.scorer(name, term)
-        for (leaf, offset), lengths in zip(leaves.leaves, leaves.lengths):
-            if (name, tb) not in leaf:
-                continue
-            length = lengths[name]
-            m = leaf.postings(name, tb)
-            while m.is_active():
-                docnum = m.id()
-                number = number_of[offset + docnum]
-                if number >= 0:
-                    scores[number] = scores.get(number, 0.0) + score(m.weight(), length[docnum])
-                m.next()
+    number_of = np.frombuffer(numbering.number_of, dtype=np.int32)
+    for name, segment, ids, weights in parts:
+        numbers = number_of[leaves.leaves[segment][1] + ids]
+        live = numbers >= 0   # -1: a deleted article
+        values = scorer.scorer(name, term)(weights[live],
+                                           leaves.lengths[segment][name][ids[live]])
+        for number, value in zip(numbers[live].tolist(), values.tolist()):
+            scores[number] = scores.get(number, 0.0) + value
     return scores
 
 
@@ -325,9 +329,8 @@ def _build_terms(archive: Archive | _OwnReader, numbering: _Numbering, out: Outp
     leaves = _LeafLengths(archive)
     entries: list[tuple[int, Entry]] = []
     total = 0
-    stream = _term_stream(reader)
-    for term, group in _group_by_term(stream):
-        scores = _term_scores(scorer, leaves, numbering, term, group)
+    for term, parts in _term_postings(reader):
+        scores = _term_scores(scorer, leaves, numbering, term, parts)
         if not scores:
             continue
         entry = make_entry(term, scores, head_size)
@@ -339,18 +342,6 @@ def _build_terms(archive: Archive | _OwnReader, numbering: _Numbering, out: Outp
         shards[h % nshards].append(entry)
     files = write_shards(out, prefix, "t", nshards, shards)
     return len(entries), nshards, files
-
-
-def _group_by_term(stream: Iterator[tuple[str, str]]) -> Iterator[tuple[str, list[str]]]:
-    current, fields = None, []
-    for term, name in stream:
-        if term != current:
-            if current is not None:
-                yield current, fields
-            current, fields = term, []
-        fields.append(name)
-    if current is not None:
-        yield current, fields
 
 
 class _PairSpool:
@@ -399,10 +390,12 @@ def _read_partition(folder: Path, partition: int) -> dict[str, dict[int, float]]
 class _FieldScorer:
     """A term's score in one article's field from its count (pairs need it per article).
 
-    Asks the archive's own weighting for its scorer of (field, term) and feeds it what a
-    posting would: the count times the field's index-time boost (Whoosh's posting weight) and
-    the stored field length. So pair scores follow the archive's ranking (idf, field weights)
-    exactly as the postings-based term scores do, with no formula of their own.
+    Asks the archive's own weighting for the score function of (field, term) and feeds it
+    what a posting would: the count times the field's index-time boost (Whoosh's posting
+    weight) and the stored field length. So pair scores follow the archive's ranking (idf,
+    field weights) exactly as the postings-based term scores do, with no formula of their own.
+    The terms' document frequencies are read in one pass over each field's term list, not
+    looked up term by term.
     """
 
     def __init__(self, archive: Archive | _OwnReader):
@@ -410,13 +403,24 @@ class _FieldScorer:
         schema = archive.index.schema
         self.boost = {f: schema[f].format.field_boost for f in store.TEXT_FIELDS}
         self.cache: dict[str, dict[str, Any]] = {f: {} for f in store.TEXT_FIELDS}
+        self.doc_frequency: dict[str, dict[bytes, int]] = {}
+
+    def _doc_frequency(self, name: str, term: str) -> int:
+        table = self.doc_frequency.get(name)
+        if table is None:
+            table = self.doc_frequency[name] = {}
+            for leaf, _ in self.searcher.reader().leaf_readers():
+                if name in leaf.schema:
+                    for word, info in leaf.iter_field(name):
+                        table[word] = table.get(word, 0) + info.doc_frequency()
+        return table.get(term.encode("utf-8"), 0)
 
     def scorer(self, name: str, term: str) -> Any:
         cache = self.cache[name]
         found = cache.get(term)
         if found is None:
-            found = cache[term] = self.searcher.weighting.scorer(
-                self.searcher, name, term.encode("utf-8"))._score
+            found = cache[term] = self.searcher.weighting.score_function(
+                self.searcher, name, self._doc_frequency(name, term))
         return found
 
     def scores(self, docnum: int, name: str, counts: Counter[str]) -> dict[str, float]:
@@ -804,7 +808,7 @@ def peak_rss_mb() -> float:
 
 # --- two processes -------------------------------------------------------------------------------
 
-class BundleProcessFailed(RuntimeError):
+class BundleProcessFailed(processes.ChildFailed):
     """The bundle's helper process failed or died; the bundle is incomplete."""
 
 
@@ -910,7 +914,10 @@ class _Helper:
         _write_partitions(folder, _claims(folder, "write", partitions), partitions, nshards,
                           out, prefix)
         _, self.terms, self.term_shards, wrote, self.peak_rss_mb = self._reply("done")
-        _merge_output(out, *wrote)
+        try:
+            out.merge(wrote)
+        except ValueError as exc:
+            raise BundleProcessFailed(f"the search bundle's helper: {exc}") from None
         self._reap()
         return count + its_count, nshards
 
@@ -970,19 +977,7 @@ def _helper_run(archive: Archive, numbering: _Numbering, root: Path, prefix: str
     _, nshards = pickle.load(orders)
     _write_partitions(work, _claims(work, "write", partitions), partitions, nshards, out,
                       prefix)
-    wrote = (sorted(out.produced), out.written, out.unchanged, out.bytes_total)
-    _send(replies, ("done", terms, term_shards, wrote, peak_rss_mb()))
-
-
-def _merge_output(out: OutputFolder, produced: list[str], written: int, unchanged: int,
-                  bytes_total: int) -> None:
-    """Count the helper's files as this build's, as if this process had written them."""
-    if not out.produced.isdisjoint(produced):
-        raise BundleProcessFailed("the search bundle's helper wrote files this process wrote")
-    out.produced.update(produced)
-    out.written += written
-    out.unchanged += unchanged
-    out.bytes_total += bytes_total
+    _send(replies, ("done", terms, term_shards, out.record(), peak_rss_mb()))
 
 
 # --- the client ---------------------------------------------------------------------------------
