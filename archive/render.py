@@ -1,7 +1,8 @@
 """The Jinja2 environment every renderer shares: template lookup, filters, output modes.
 
 Templates are looked up in the user's folder first (``--templates DIR``), then in the built-in
-``templates/`` tree, so a theme overrides any template by name and inherits the rest.
+ones (the package ``archive.templates``), so a theme overrides any template by name and
+inherits the rest.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -26,11 +28,15 @@ BOLD_ON, BOLD_OFF = "\x1b[1;33m", "\x1b[0m"
 
 
 def builtin_templates() -> Path:
-    """The shipped templates: inside the installed package, or the repo's top-level folder."""
-    packaged = Path(__file__).parent / "templates"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parent.parent / "templates"
+    """The shipped templates, found through their package so a wheel and a checkout agree.
+
+    Jinja's file loader and the site's asset copy need a real folder: a wheel or an editable
+    install gives one; a zipped install would not, and is refused here rather than half-run.
+    """
+    folder = resources.files("archive.templates")
+    if not isinstance(folder, Path):
+        raise RuntimeError(f"archive.templates is not a folder on disk: {folder}")
+    return folder
 
 
 def environment(kind: str, user_dir: Path | None = None, *, color: bool = False,

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import base64
 import heapq
+import importlib.resources
 import itertools
 import json
 import math
@@ -76,7 +77,8 @@ COLUMN_BLOCK = 4096
 TIER_GROWTH = 4
 #: Pair records are spread over this many temporary partitions while the build streams.
 PAIR_PARTITIONS = 32
-ASSET_FOLDER = Path(__file__).resolve().parents[2] / "templates" / "site" / "assets" / "search"
+#: The client's sources, found through the package: a checkout's folders are not installed.
+ASSET_FOLDER = importlib.resources.files("archive.templates") / "site" / "assets" / "search"
 #: The client, in load order: served as one file, search.js (one request, and gzip sees them
 #: together); counts.js, the filter panel's code, is fetched only when that panel opens.
 CLIENT_FILES = ("engine.js", "ui.js")
