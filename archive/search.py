@@ -632,6 +632,8 @@ class Archive:
         """Every live article's date (undated ones left out), read from the sortable column."""
         out: list[datetime] = []
         reader = self.searcher.reader()
+        if reader.doc_count_all() == 0:  # an empty index's reader has no columns at all
+            return out
         raw = reader.column_reader("date", translate=False)
         dated = reader.column_reader("dated", translate=True)
         to_datetime = self.index.schema["date"].from_column_value

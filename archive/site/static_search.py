@@ -251,9 +251,10 @@ class _Numbering:
 
     def __init__(self, archive: Archive):
         reader = archive.searcher.reader()
-        raw = reader.column_reader("date", translate=False)
-        dated = reader.column_reader("dated", translate=True)
         keys = []
+        if reader.doc_count_all():  # an empty index's reader has no columns at all
+            raw = reader.column_reader("date", translate=False)
+            dated = reader.column_reader("dated", translate=True)
         for docnum in reader.all_doc_ids():
             has_date = bool(dated[docnum])
             keys.append((0 if has_date else 1, raw[docnum] if has_date else 0, docnum))
@@ -832,7 +833,9 @@ class _OwnReader:
 
     def __init__(self, archive: Archive):
         reader = archive.searcher.reader()
-        segments = [leaf.segment() for leaf, _ in reader.leaf_readers()]
+        # an empty index's one "leaf" is an EmptyReader, whose segment is None
+        segments = [leaf.segment() for leaf, _ in reader.leaf_readers()
+                    if leaf.segment() is not None]
         fresh = archive.index._reader(archive.index.storage, reader.schema, segments,
                                       reader.generation())
         self.index = archive.index
