@@ -1,0 +1,190 @@
+"""Any article a third party can write goes through every command, or is refused in one line.
+
+Hypothesis writes a handful of article records, each field empty, missing, huge, full of
+control characters, markup, template syntax, odd URLs, impossible or far-off dates or odd ids,
+as a JSON Lines file and as Markdown files with front matter, then runs ``archive index``,
+``search`` (a headline word and a hostile query), ``show``, ``export`` and ``site`` on them
+through the CLI. Each command must succeed or stop with exit status 1 or 2 and at most one
+line on stderr, never a traceback; every record with some text must be indexed and exported;
+and no markup from an article may reach a built page unescaped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, example, given, settings, strategies as st
+
+from cli_checks import assert_clean, invoke
+
+#: A record always present, so search/show/site have something to find: its headline word
+#: is searched for, its script tag must never reach a page unescaped.
+MARKER = {"id": "marker", "title": "Zanzibarquilt <script>alert(1)</script> report",
+          "body": "The zanzibarquilt body <script>alert('body')</script> ends here."}
+MARKER_WORD = "zanzibarquilt"
+
+HUGE = "word " * 40_000  # 200 KB
+#: stands for HUGE in generated records (expanded when written), so that a failing example
+#: prints, and shrinks, as a short value
+HUGE_MARK = "<200 KB of words>"
+MARKUP = ["<script>alert(1)</script>", "</title><script>alert(2)</script>", "]]>", "<![CDATA[",
+          "{{ 7*7 }}", "{% raw %}", "{# x", "<!--", "&amp;&lt;", "\"'><img src=x onerror=alert(3)>",
+          "</textarea>", "${x}", "%s%n"]
+CONTROL = "".join(chr(c) for c in range(0x20)) + "\x7f\x85\u2028\u2029\u202e\ufeff"
+#: lone surrogates cannot be in a UTF-8 file, but ``json.dumps`` writes them as escapes
+#: (``"\\ud800"``) that a JSON reader decodes into a string no UTF-8 codec accepts
+SURROGATES = ["\ud800", "a\udfffb", "\udc80\ud800"]
+URLS = ["javascript:alert(1)", "data:text/html,<script>alert(1)</script>", "/relative/path",
+        "../../etc/passwd", "//evil.example/x", "http://" + "a" * 5000 + ".com",
+        "https://exämple.com/ünïcode?q=<b>", "mailto:x@example.com", " ", "http://"]
+DATES = ["0001-01-01", "0001-01-01T00:00:00+05:00", "9999-12-31", "9999-12-31T23:59:59-12:00",
+         "0000-00-00", "yesterday", "2017-02-30", "2017-13-01", "1969-12-31T23:59:59Z",
+         "Tue, 31 Dec 9999 23:59:59 +1400", "12/31/1899", "1e400", "NaN", -62135596800,
+         -99999999999, 253402300800, 10**30, -1.5, 0, True, [], {"year": 2017}]
+IDS = ["", "../../../etc/passwd", "<script>", "a" * 3000, "ünï/cödé", "0", 0, -1, None,
+       "id with spaces", "CON", ".", "..", "%2e%2e"]
+
+text = st.text(max_size=40)
+hostile_text = st.one_of(text, st.sampled_from(MARKUP), st.sampled_from(SURROGATES),
+                         st.text(alphabet=CONTROL, max_size=12), st.just(HUGE_MARK),
+                         st.lists(st.sampled_from(MARKUP) | text, max_size=4).map(" ".join))
+MISSING = object()
+
+
+def field(values: st.SearchStrategy) -> st.SearchStrategy:
+    """A field's value, or the field missing, or present as null or empty."""
+    return st.one_of(st.just(MISSING), st.just(None), st.just(""), values)
+
+
+records = st.fixed_dictionaries({
+    "id": field(st.sampled_from(IDS) | text),
+    "title": field(hostile_text),
+    "body": field(hostile_text),
+    "date": field(st.sampled_from(DATES) | st.integers(-10**12, 10**12)
+                  | st.datetimes().map(lambda d: d.isoformat())),
+    "url": field(st.sampled_from(URLS) | text),
+    "source": field(hostile_text),
+    "author": field(hostile_text),
+    "topics": field(st.lists(hostile_text, max_size=3)),
+    "places": field(st.lists(st.sampled_from(MARKUP + ["Lebanon", "Paris"]), max_size=3)),
+}).map(lambda r: {k: v for k, v in r.items() if v is not MISSING})
+
+
+def expand(value: object) -> object:
+    """The value as written to disk: HUGE_MARK (also inside lists) becomes HUGE."""
+    if isinstance(value, list):
+        return [expand(item) for item in value]
+    return HUGE if value == HUGE_MARK else value
+
+
+def has_text(record: dict) -> bool:
+    return any(isinstance(record.get(k), str) and record[k].strip() for k in ("title", "body"))
+
+
+def front_matter_file(record: dict) -> str:
+    """A Markdown article with the record's fields written into the front matter as raw
+    ``key: value`` lines, the way a careless script would: often not valid YAML."""
+    lines = ["---"]
+    for key in ("title", "date", "url", "source", "author"):
+        if key in record:
+            value = record[key]
+            lines.append(f"{key}: {value if isinstance(value, str) else json.dumps(value)}")
+    lines.append("---")
+    body = record.get("body")
+    lines.append(body if isinstance(body, str) else "")
+    return "\n".join(lines) + "\n"
+
+
+def write_inputs(folder: Path, batch: list[dict]) -> int:
+    """``records.jsonl`` (marker + batch) and one ``.md`` per record; the number of records
+    (in the JSONL file) that have some text to index."""
+    folder.mkdir(parents=True)
+    batch = [{key: expand(value) for key, value in record.items()} for record in batch]
+    with open(folder / "records.jsonl", "w", encoding="utf-8") as out:
+        for record in [MARKER, *batch]:
+            out.write(json.dumps(record) + "\n")  # ensure_ascii: surrogates become escapes
+    for number, record in enumerate(batch):
+        raw = front_matter_file(record).encode("utf-8", "surrogatepass")  # bytes on disk
+        (folder / f"story-{number}.md").write_bytes(raw)
+    return 1 + sum(has_text(r) for r in batch)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                 HealthCheck.data_too_large])
+@given(batch=st.lists(records, max_size=4), hostile_query=st.sampled_from(MARKUP) | text)
+@example(batch=[{"title": "a\ud800b", "body": "lone \udfff surrogate", "date": "0001-01-01"}],
+         hostile_query="<script>alert(1)</script>")
+@example(batch=[{"title": "", "body": ""},
+                {"id": None, "body": HUGE_MARK, "date": "9999-12-31", "url": "javascript:x"}],
+         hostile_query="{{ 7*7 }}")
+def test_hostile_articles_go_through_every_command(tmp_path_factory, batch: list[dict],
+                                                   hostile_query: str) -> None:
+    base = tmp_path_factory.mktemp("hostile")
+    index, inputs, site = base / "index", base / "inputs", base / "site"
+    with_text = write_inputs(inputs, batch)
+    batch = [{key: expand(value) for key, value in record.items()} for record in batch]
+
+    assert_clean(invoke("index", inputs, "--index", index, "--no-progress"))
+
+    found = invoke("search", MARKER_WORD, "--index", index, "--json")
+    assert_clean(found)
+    hits = json.loads(found.stdout)["hits"]
+    assert any(hit["title"] == MARKER["title"] for hit in hits)
+    for query in (hostile_query, *[r["title"] for r in batch if isinstance(r.get("title"), str)]):
+        assert_clean(invoke("search", query, "--index", index), 1, 2)
+
+    for hit in hits:
+        shown = invoke("show", hit["id"], "--index", index)
+        assert_clean(shown)
+
+    exported = invoke("export", "--index", index, "-o", base / "all.jsonl")
+    assert_clean(exported)
+    # split at "\n" only: str.splitlines would also cut at U+2028, U+0085... inside a value
+    exported_articles = [json.loads(line) for line in
+                         (base / "all.jsonl").read_text("utf-8").split("\n") if line]
+    stats = invoke("stats", "--index", index, "--json")
+    assert_clean(stats)
+    assert len(exported_articles) == json.loads(stats.stdout)["articles"]
+    from_records = [a for a in exported_articles if a["path"] == "inputs/records.jsonl"]
+    assert len(from_records) == with_text  # nothing with text is lost
+    assert_clean(invoke("export", "--index", index, "--format", "csv", "-o", base / "all.csv"))
+
+    built = invoke("site", "--index", index, "--out", site, "--no-progress")
+    assert_clean(built)
+    for page in list(site.rglob("*.html")) + list(site.rglob("*.xml")):
+        assert "<script>alert" not in page.read_text("utf-8"), page.relative_to(site)
+
+
+def test_an_index_with_no_articles_goes_through_every_command(tmp_path: Path) -> None:
+    """A first run whose only record has no text leaves an empty index behind; the other
+    commands must treat it as an archive of nothing (``site`` used to crash on it)."""
+    records = tmp_path / "empty.jsonl"
+    records.write_text('{"title": "", "body": "  "}\n', encoding="utf-8")
+    index = tmp_path / "index"
+    indexed = invoke("index", records, "--index", index, "--no-progress")
+    assert_clean(indexed, 1)
+    assert "neither title nor body" in indexed.output
+    assert_clean(invoke("search", "anything", "--index", index), 1)
+    assert json.loads(invoke("stats", "--index", index, "--json").stdout)["articles"] == 0
+    assert_clean(invoke("export", "--index", index, "-o", tmp_path / "all.jsonl"))
+    assert_clean(invoke("check", "--index", index))
+    built = invoke("site", "--index", index, "--out", tmp_path / "site", "--no-progress")
+    assert_clean(built)
+    assert (tmp_path / "site" / "index.html").is_file()
+    assert (tmp_path / "site" / "search" / "index.html").is_file()
+
+
+def test_pasted_markup_is_searched_not_refused(tmp_path: Path) -> None:
+    """Markup is text to search for: a query opening with a tag used to be refused with
+    Whoosh's "list index out of range"."""
+    records = tmp_path / "marker.jsonl"
+    records.write_text(json.dumps(MARKER) + "\n", encoding="utf-8")
+    index = tmp_path / "index"
+    assert_clean(invoke("index", records, "--index", index, "--no-progress"))
+    for query in MARKUP:
+        assert_clean(invoke("search", query, "--index", index), 1)
+    found = invoke("search", "<script>alert(1)</script>", "--index", index, "--json")
+    assert_clean(found)
+    assert [hit["title"] for hit in json.loads(found.stdout)["hits"]] == [MARKER["title"]]
