@@ -259,19 +259,19 @@ def _parse_date_option(text: str, end: bool = False) -> datetime:
     text = text.strip()
     try:
         parts = [int(p) for p in text.split("-")]
+        # the last day itself, not the next period's start: 9999-12-31 has no next day
         if len(parts) == 1:
-            start, after = datetime(parts[0], 1, 1), datetime(parts[0] + 1, 1, 1)
+            start, last_day = datetime(parts[0], 1, 1), datetime(parts[0], 12, 31)
         elif len(parts) == 2:
             start = datetime(parts[0], parts[1], 1)
-            after = datetime(parts[0] + parts[1] // 12, parts[1] % 12 + 1, 1)
+            last_day = start.replace(day=calendar.monthrange(parts[0], parts[1])[1])
         elif len(parts) == 3:
-            start = datetime(*parts)
-            after = start + timedelta(days=1)
+            start = last_day = datetime(*parts)
         else:
             raise ValueError(text)
     except ValueError:
         raise QueryError(f"bad date {text!r}: use YYYY, YYYY-MM or YYYY-MM-DD") from None
-    return after - timedelta(microseconds=1) if end else start
+    return last_day + (timedelta(days=1) - timedelta(microseconds=1)) if end else start
 
 
 def parse_date_option(text: str | None, end: bool = False) -> datetime | None:

@@ -188,3 +188,28 @@ def test_pasted_markup_is_searched_not_refused(tmp_path: Path) -> None:
     found = invoke("search", "<script>alert(1)</script>", "--index", index, "--json")
     assert_clean(found)
     assert [hit["title"] for hit in json.loads(found.stdout)["hits"]] == [MARKER["title"]]
+
+
+def test_the_first_and_last_representable_days_bound_a_search(tmp_path: Path) -> None:
+    """``--until 9999-12-31`` used to overflow (its end was computed as the next day's start
+    minus a tick) and ``--until 9999`` / ``9999-12`` were refused as bad dates."""
+    records = tmp_path / "ends.jsonl"
+    records.write_text("".join(json.dumps(r) + "\n" for r in (
+        {"title": "First day story", "body": "Ends of time.", "date": "0001-01-01"},
+        {"title": "Last day story", "body": "Ends of time.", "date": "9999-12-31T12:00:00"},
+    )), encoding="utf-8")
+    index = tmp_path / "index"
+    assert_clean(invoke("index", records, "--index", index, "--no-progress"))
+
+    def titles(*options: str) -> list[str]:
+        result = invoke("search", "ends", *options, "--sort", "oldest", "--index", index,
+                        "--json")
+        assert_clean(result, 1)
+        return [hit["title"] for hit in json.loads(result.stdout)["hits"]]
+
+    both = ["First day story", "Last day story"]
+    for until in ("9999", "9999-12", "9999-12-31"):
+        assert titles("--until", until) == both, until
+        assert titles("--since", until) == ["Last day story"], until
+    assert titles("--until", "0001") == ["First day story"]
+    assert titles("--since", "0001-01-01", "--until", "9999-12-30") == ["First day story"]
