@@ -213,3 +213,20 @@ def test_the_first_and_last_representable_days_bound_a_search(tmp_path: Path) ->
         assert titles("--since", until) == ["Last day story"], until
     assert titles("--until", "0001") == ["First day story"]
     assert titles("--since", "0001-01-01", "--until", "9999-12-30") == ["First day story"]
+
+
+def test_pages_of_early_dates_are_where_the_search_client_looks(tmp_path: Path) -> None:
+    """The search client builds a hit's link from its ISO date (``0001/01/01/...``); the
+    page used to be written under ``1/01/01/`` (strftime does not pad the year), a 404."""
+    records = tmp_path / "early.jsonl"
+    records.write_text("".join(json.dumps(r) + "\n" for r in (
+        {"title": "Year one story", "body": "Early days.", "date": "0001-01-01"},
+        {"title": "Year 999 story", "body": "Early days.", "date": "0999-06-15"},
+    )), encoding="utf-8")
+    index, site = tmp_path / "index", tmp_path / "site"
+    assert_clean(invoke("index", records, "--index", index, "--no-progress"))
+    assert_clean(invoke("site", "--index", index, "--out", site, "--no-progress"))
+    pages = sorted(p.relative_to(site).as_posix() for p in site.glob("0*/*/*/*/index.html"))
+    assert [p[:11] for p in pages] == ["0001/01/01/", "0999/06/15/"]
+    home = (site / "index.html").read_text("utf-8")
+    assert all(page.removesuffix("index.html") in home for page in pages)

@@ -540,7 +540,7 @@ def _article_record(stored: dict[str, Any]) -> dict[str, Any]:
     date = stored.get("date")
     title = stored.get("title", "")
     path = urls.article_path(stored["id"], title, date)
-    folder = f"{date:%Y/%m/%d}/" if date else "undated/"
+    folder = f"{date.year:04d}/{date.month:02d}/{date.day:02d}/" if date else "undated/"
     if not (path.startswith(folder) and path.endswith(PAGE_END)):
         raise ValueError(f"unexpected article path {path!r}")
     name = path[len(folder):-len(PAGE_END)]
