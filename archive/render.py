@@ -6,6 +6,7 @@ Templates are looked up in the user's folder first (``--templates DIR``), then i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +18,21 @@ from markupsafe import Markup, escape
 from archive.search import Segment
 
 BOLD_ON, BOLD_OFF = "\x1b[1;33m", "\x1b[0m"
+
+#: C0 controls but tab and newline, DEL and C1: in a terminal they move the cursor, clear the
+#: screen or retitle the window, and an article's text must not be able to
+_TERMINAL_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class _Styled(str):
+    """Text whose terminal styling the renderer added itself, so it is printed as it is."""
+
+
+def inert(value: Any) -> Any:
+    """A value printed by a text template, with its control characters made U+FFFD."""
+    if isinstance(value, str) and not isinstance(value, _Styled):
+        return _TERMINAL_CONTROLS.sub("\ufffd", value)
+    return value
 
 
 def builtin_templates() -> Path:
@@ -43,6 +59,7 @@ def environment(kind: str, user_dir: Path | None = None, *, color: bool = False,
                                             default_for_string=html, default=html),
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
+        finalize=None if html else inert,
     )
     env.filters["marked"] = _html_marked if html else (_ansi_marked if color else _bracketed)
     env.filters["day"] = format_day
@@ -58,7 +75,8 @@ def _bracketed(segments: Iterable[Segment]) -> str:
 
 
 def _ansi_marked(segments: Iterable[Segment]) -> str:
-    return "".join(f"{BOLD_ON}{s.text}{BOLD_OFF}" if s.match else s.text for s in segments)
+    return _Styled("".join(f"{BOLD_ON}{inert(s.text)}{BOLD_OFF}" if s.match else inert(s.text)
+                           for s in segments))
 
 
 def _html_marked(segments: Iterable[Segment]) -> Markup:

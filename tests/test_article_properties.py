@@ -12,9 +12,13 @@ and no markup from an article may reach a built page unescaped.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings, strategies as st
+
+from archive import render
+from archive.search import Archive
 
 from cli_checks import assert_clean, invoke
 
@@ -44,6 +48,10 @@ DATES = ["0001-01-01", "0001-01-01T00:00:00+05:00", "9999-12-31", "9999-12-31T23
          -99999999999, 253402300800, 10**30, -1.5, 0, True, [], {"year": 2017}]
 IDS = ["", "../../../etc/passwd", "<script>", "a" * 3000, "ünï/cödé", "0", 0, -1, None,
        "id with spaces", "CON", ".", "..", "%2e%2e"]
+
+#: what an article's text must never send to a terminal (it would move the cursor, clear the
+#: screen, retitle the window...): C0 controls but tab and newline, DEL, C1
+TERMINAL_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 text = st.text(max_size=40)
 hostile_text = st.one_of(text, st.sampled_from(MARKUP), st.sampled_from(SURROGATES),
@@ -135,9 +143,13 @@ def test_hostile_articles_go_through_every_command(tmp_path_factory, batch: list
     for query in (hostile_query, *[r["title"] for r in batch if isinstance(r.get("title"), str)]):
         assert_clean(invoke("search", query, "--index", index), 1, 2)
 
+    listed = invoke("search", MARKER_WORD, "--index", index)
+    assert_clean(listed)
+    assert not TERMINAL_CONTROLS.search(listed.output)
     for hit in hits:
         shown = invoke("show", hit["id"], "--index", index)
         assert_clean(shown)
+        assert not TERMINAL_CONTROLS.search(shown.output)
 
     exported = invoke("export", "--index", index, "-o", base / "all.jsonl")
     assert_clean(exported)
@@ -230,3 +242,31 @@ def test_pages_of_early_dates_are_where_the_search_client_looks(tmp_path: Path) 
     assert [p[:11] for p in pages] == ["0001/01/01/", "0999/06/15/"]
     home = (site / "index.html").read_text("utf-8")
     assert all(page.removesuffix("index.html") in home for page in pages)
+
+
+def test_control_characters_in_an_article_never_reach_the_terminal(tmp_path: Path) -> None:
+    """``show`` and ``search`` used to print an article's escape sequences as they were: an
+    OSC sequence retitled the window, ``ESC[2J`` cleared the screen (click strips only CSI
+    sequences, and only when the output is not a terminal)."""
+    hostile = "Hostile \x1b]0;pwned\x07 \x1b[2J \x9b31m \r\x00\x08\x7f headline"
+    records = tmp_path / "terminal.jsonl"
+    records.write_text(json.dumps({"title": hostile, "body": "Hostile body \x1b[31m red",
+                                   "source": "\x1b]8;;http://x\x07link", "author": "a\rb"})
+                       + "\n", encoding="utf-8")
+    index = tmp_path / "index"
+    assert_clean(invoke("index", records, "--index", index, "--no-progress"))
+    found = invoke("search", "hostile", "--index", index)
+    assert_clean(found)
+    assert not TERMINAL_CONTROLS.search(found.output)
+    hit = json.loads(invoke("search", "hostile", "--index", index, "--json").stdout)["hits"][0]
+    shown = invoke("show", hit["id"], "--index", index)
+    assert_clean(shown)
+    assert "headline" in shown.output and not TERMINAL_CONTROLS.search(shown.output)
+    # on a terminal the matches are bold: that styling stays, the article's own does not
+    with Archive(index) as archive:
+        page = archive.search("hostile body")
+        printed = render.render(render.environment("cli", color=True), "results.txt",
+                                page=page)
+    assert render.BOLD_ON in printed
+    leftover = printed.replace(render.BOLD_ON, "").replace(render.BOLD_OFF, "")
+    assert not TERMINAL_CONTROLS.search(leftover)
