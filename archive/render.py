@@ -29,10 +29,11 @@ class _Styled(str):
 
 
 def inert(value: Any) -> Any:
-    """A value printed by a text template, with its control characters made U+FFFD."""
-    if isinstance(value, str) and not isinstance(value, _Styled):
-        return _TERMINAL_CONTROLS.sub("\ufffd", value)
-    return value
+    """A value printed by a text template, with its control characters made U+FFFD (also
+    an object's, such as a warning naming a file whose name holds them)."""
+    if isinstance(value, _Styled) or isinstance(value, (int, float)):
+        return value
+    return _TERMINAL_CONTROLS.sub("\ufffd", str(value))
 
 
 def builtin_templates() -> Path:

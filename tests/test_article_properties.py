@@ -141,7 +141,8 @@ def test_hostile_articles_go_through_every_command(tmp_path_factory, batch: list
     hits = json.loads(found.stdout)["hits"]
     assert any(hit["title"] == MARKER["title"] for hit in hits)
     for query in (hostile_query, *[r["title"] for r in batch if isinstance(r.get("title"), str)]):
-        assert_clean(invoke("search", query, "--index", index), 1, 2)
+        # "--": a headline starting with "-" is a query, not an option
+        assert_clean(invoke("search", "--index", index, "--", query), 1, 2)
 
     listed = invoke("search", MARKER_WORD, "--index", index)
     assert_clean(listed)
@@ -245,16 +246,20 @@ def test_pages_of_early_dates_are_where_the_search_client_looks(tmp_path: Path) 
 
 
 def test_control_characters_in_an_article_never_reach_the_terminal(tmp_path: Path) -> None:
-    """``show`` and ``search`` used to print an article's escape sequences as they were: an
-    OSC sequence retitled the window, ``ESC[2J`` cleared the screen (click strips only CSI
-    sequences, and only when the output is not a terminal)."""
+    """``show``, ``search`` and ``index`` (naming a file) used to print escape sequences as
+    they were: an OSC sequence retitled the window, ``ESC[2J`` cleared the screen (click
+    strips only CSI sequences, and only when the output is not a terminal)."""
     hostile = "Hostile \x1b]0;pwned\x07 \x1b[2J \x9b31m \r\x00\x08\x7f headline"
-    records = tmp_path / "terminal.jsonl"
-    records.write_text(json.dumps({"title": hostile, "body": "Hostile body \x1b[31m red",
-                                   "source": "\x1b]8;;http://x\x07link", "author": "a\rb"})
-                       + "\n", encoding="utf-8")
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    (inputs / "terminal.jsonl").write_text(json.dumps({
+        "title": hostile, "body": "Hostile body \x1b[31m red",
+        "source": "\x1b]8;;http://x\x07link", "author": "a\rb"}) + "\n", encoding="utf-8")
+    (inputs / "named \x1b]0;pwned\x07.json").write_text("not JSON", encoding="utf-8")
     index = tmp_path / "index"
-    assert_clean(invoke("index", records, "--index", index, "--no-progress"))
+    indexed = invoke("index", inputs, "--index", index, "--no-progress")
+    assert_clean(indexed)
+    assert "pwned" in indexed.output and not TERMINAL_CONTROLS.search(indexed.output)
     found = invoke("search", "hostile", "--index", index)
     assert_clean(found)
     assert not TERMINAL_CONTROLS.search(found.output)
