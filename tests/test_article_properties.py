@@ -90,14 +90,17 @@ def has_text(record: dict) -> bool:
     return any(isinstance(record.get(k), str) and record[k].strip() for k in ("title", "body"))
 
 
-def front_matter_file(record: dict) -> str:
-    """A Markdown article with the record's fields written into the front matter as raw
-    ``key: value`` lines, the way a careless script would: often not valid YAML."""
+def front_matter_file(record: dict, quoted: bool) -> str:
+    """A Markdown article with the record's fields in its front matter: written as raw
+    ``key: value`` lines the way a careless script would (often not valid YAML), or
+    ``quoted`` as JSON strings, which YAML reads as double-quoted scalars, escapes and all
+    (``"\\ud800"`` gives a lone surrogate, as in JSON)."""
     lines = ["---"]
     for key in ("title", "date", "url", "source", "author"):
         if key in record:
             value = record[key]
-            lines.append(f"{key}: {value if isinstance(value, str) else json.dumps(value)}")
+            written = value if isinstance(value, str) and not quoted else json.dumps(value)
+            lines.append(f"{key}: {written}")
     lines.append("---")
     body = record.get("body")
     lines.append(body if isinstance(body, str) else "")
@@ -113,8 +116,10 @@ def write_inputs(folder: Path, batch: list[dict]) -> int:
         for record in [MARKER, *batch]:
             out.write(json.dumps(record) + "\n")  # ensure_ascii: surrogates become escapes
     for number, record in enumerate(batch):
-        raw = front_matter_file(record).encode("utf-8", "surrogatepass")  # bytes on disk
-        (folder / f"story-{number}.md").write_bytes(raw)
+        for quoted in (False, True):
+            text = front_matter_file(record, quoted)
+            name = f"story-{number}{'-quoted' * quoted}.md"
+            (folder / name).write_bytes(text.encode("utf-8", "surrogatepass"))  # bytes on disk
     return 1 + sum(has_text(r) for r in batch)
 
 
@@ -122,7 +127,8 @@ def write_inputs(folder: Path, batch: list[dict]) -> int:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large])
 @given(batch=st.lists(records, max_size=4), hostile_query=st.sampled_from(MARKUP) | text)
-@example(batch=[{"title": "a\ud800b", "body": "lone \udfff surrogate", "date": "0001-01-01"}],
+@example(batch=[{"title": "a\ud800b", "body": "lone \udfff surrogate", "date": "0001-01-01",
+                 "author": "\udc80"}],
          hostile_query="<script>alert(1)</script>")
 @example(batch=[{"title": "", "body": ""},
                 {"id": None, "body": HUGE_MARK, "date": "9999-12-31", "url": "javascript:x"}],
