@@ -281,3 +281,25 @@ def test_control_characters_in_an_article_never_reach_the_terminal(tmp_path: Pat
     assert render.BOLD_ON in printed
     leftover = printed.replace(render.BOLD_ON, "").replace(render.BOLD_OFF, "")
     assert not TERMINAL_CONTROLS.search(leftover)
+
+
+def test_a_feed_with_a_surrogate_character_reference_is_read(tmp_path: Path) -> None:
+    """``&#55296;`` in a feed made feedparser fail (UnicodeEncodeError) and cost the whole
+    file; it now costs the one character."""
+    feed = tmp_path / "news.rss"
+    feed.write_text("""<?xml version="1.0"?>
+<rss version="2.0"><channel><title>Wire</title>
+<item><title>Harbour &#55296; reopens</title><link>https://example.com/a</link>
+<description>The harbour &#xDFFF; reopened on Monday.</description></item>
+<item><title>Second story</title><link>https://example.com/b</link>
+<description>Nothing odd here.</description></item>
+</channel></rss>
+""", encoding="utf-8")
+    index = tmp_path / "index"
+    indexed = invoke("index", feed, "--index", index, "--no-progress", "--json")
+    assert_clean(indexed)
+    report = json.loads(indexed.stdout)
+    assert report["added"] == 2 and report["skipped"] == []
+    assert any("surrogate" in warning["reason"] for warning in report["warnings"])
+    page = json.loads(invoke("search", "harbour", "--index", index, "--json").stdout)
+    assert [hit["title"] for hit in page["hits"]] == ["Harbour \ufffd reopens"]
