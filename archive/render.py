@@ -26,6 +26,22 @@ from archive.search import Segment
 
 BOLD_ON, BOLD_OFF = "\x1b[1;33m", "\x1b[0m"
 
+#: C0 controls but tab and newline, DEL and C1: in a terminal they move the cursor, clear the
+#: screen or retitle the window, and an article's text must not be able to
+_TERMINAL_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class _Styled(str):
+    """Text whose terminal styling the renderer added itself, so it is printed as it is."""
+
+
+def inert(value: Any) -> Any:
+    """A value printed by a text template, with its control characters made U+FFFD (also
+    an object's, such as a warning naming a file whose name holds them)."""
+    if isinstance(value, _Styled) or isinstance(value, (int, float)):
+        return value
+    return _TERMINAL_CONTROLS.sub("\ufffd", str(value))
+
 
 def builtin_templates() -> Path:
     """The shipped templates, found through their package so a wheel and a checkout agree.
@@ -55,6 +71,7 @@ def environment(kind: str, user_dir: Path | None = None, *, color: bool = False,
                                             default_for_string=html, default=html),
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
+        finalize=None if html else inert,
     )
     env.filters["marked"] = _html_marked if html else (_ansi_marked if color else _bracketed)
     env.filters["day"] = format_day
@@ -78,7 +95,8 @@ def _bracketed(segments: Iterable[Segment]) -> str:
 
 
 def _ansi_marked(segments: Iterable[Segment]) -> str:
-    return "".join(f"{BOLD_ON}{s.text}{BOLD_OFF}" if s.match else s.text for s in segments)
+    return _Styled("".join(f"{BOLD_ON}{inert(s.text)}{BOLD_OFF}" if s.match else inert(s.text)
+                           for s in segments))
 
 
 def _html_marked(segments: Iterable[Segment]) -> Markup:

@@ -212,6 +212,25 @@ class _FuzzyTermPlugin(qparser.FuzzyTermPlugin):
         qclass = _StemmedFuzzyTerm
 
 
+class _GtLtPlugin(qparser.GtLtPlugin):
+    """``date:>2017-01-01``; a ``<`` or ``>`` that opens a group has no field before it and
+    is dropped, as Whoosh drops one after a plain word.
+
+    Whoosh's filter reads the node before the symbol and raised IndexError when there was
+    none, so a query opening with a tag (a pasted ``<script>``) could not be searched.
+    """
+
+    def do_gtlt(self, parser, group):  # noqa: ANN001, ANN201 (Whoosh API)
+        leading = 0
+        while leading < len(group) - 1 and isinstance(group[leading], self.GtLtNode):
+            leading += 1
+        if leading:
+            trimmed = group.empty_copy()
+            trimmed.extend(group[leading:])
+            group = trimmed
+        return super().do_gtlt(parser, group)
+
+
 class _SegmentFormatter(highlight.Formatter):
     """Formats Whoosh highlight fragments as Segments, leaving markup to the renderers."""
 
@@ -244,19 +263,19 @@ def _parse_date_option(text: str, end: bool = False) -> datetime:
     text = text.strip()
     try:
         parts = [int(p) for p in text.split("-")]
+        # the last day itself, not the next period's start: 9999-12-31 has no next day
         if len(parts) == 1:
-            start, after = datetime(parts[0], 1, 1), datetime(parts[0] + 1, 1, 1)
+            start, last_day = datetime(parts[0], 1, 1), datetime(parts[0], 12, 31)
         elif len(parts) == 2:
             start = datetime(parts[0], parts[1], 1)
-            after = datetime(parts[0] + parts[1] // 12, parts[1] % 12 + 1, 1)
+            last_day = start.replace(day=calendar.monthrange(parts[0], parts[1])[1])
         elif len(parts) == 3:
-            start = datetime(*parts)
-            after = start + timedelta(days=1)
+            start = last_day = datetime(*parts)
         else:
             raise ValueError(text)
     except ValueError:
         raise QueryError(f"bad date {text!r}: use YYYY, YYYY-MM or YYYY-MM-DD") from None
-    return after - timedelta(microseconds=1) if end else start
+    return last_day + (timedelta(days=1) - timedelta(microseconds=1)) if end else start
 
 
 def parse_date_option(text: str | None, end: bool = False) -> datetime | None:
@@ -302,7 +321,7 @@ class Archive:
         parser.add_plugin(qparser.PlusMinusPlugin(plusexpr=r"(?!)",
                                                   minusexpr=r"(?:^|(?<=[\s(]))-(?=\S)"))
         parser.add_plugin(_FuzzyTermPlugin())
-        parser.add_plugin(qparser.GtLtPlugin())
+        parser.add_plugin(_GtLtPlugin())
         parser.add_plugin(DateParserPlugin(callback=self._bad_date))
         return parser
 
@@ -719,6 +738,8 @@ class Archive:
         """Every live article's date (undated ones left out), read from the sortable column."""
         out: list[datetime] = []
         reader = self.searcher.reader()
+        if reader.doc_count_all() == 0:  # an empty index's reader has no columns at all
+            return out
         raw = reader.column_reader("date", translate=False)
         dated = reader.column_reader("dated", translate=True)
         to_datetime = self.index.schema["date"].from_column_value

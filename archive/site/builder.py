@@ -7,13 +7,14 @@ generation, templates, config) are unchanged is skipped outright.
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -289,10 +290,13 @@ class _Site:
 
     def write_month(self, year: int, month: int) -> None:
         start = datetime(year, month, 1)
-        end = datetime(year + month // 12, month % 12 + 1, 1)
+        # the month's last instant, not the next month's first minus a tick: December 9999
+        # has no next month
+        last_day = calendar.monthrange(year, month)[1]
+        end = datetime(year, month, last_day) + (timedelta(days=1) - _TICK)
         title = f"Articles from {start:%B %Y}"
         self.write_list(lambda n: urls.month_path(year, month, n), title,
-                        Filters(since=start, until=end.replace() - _TICK))
+                        Filters(since=start, until=end))
 
     def write_facet(self, name: str, counts: tuple[FacetCount, ...]) -> None:
         self.page(urls.facet_index_path(name), "facets.html", FACET_TITLES[name], field=name,

@@ -255,9 +255,10 @@ class _Numbering:
 
     def __init__(self, archive: Archive):
         reader = archive.searcher.reader()
-        raw = reader.column_reader("date", translate=False)
-        dated = reader.column_reader("dated", translate=True)
         keys = []
+        if reader.doc_count_all():  # an empty index's reader has no columns at all
+            raw = reader.column_reader("date", translate=False)
+            dated = reader.column_reader("dated", translate=True)
         for docnum in reader.all_doc_ids():
             has_date = bool(dated[docnum])
             keys.append((0 if has_date else 1, raw[docnum] if has_date else 0, docnum))
@@ -545,7 +546,7 @@ def _article_record(stored: dict[str, Any]) -> dict[str, Any]:
     date = stored.get("date")
     title = stored.get("title", "")
     path = urls.article_path(stored["id"], title, date)
-    folder = f"{date:%Y/%m/%d}/" if date else "undated/"
+    folder = f"{date.year:04d}/{date.month:02d}/{date.day:02d}/" if date else "undated/"
     if not (path.startswith(folder) and path.endswith(PAGE_END)):
         raise ValueError(f"unexpected article path {path!r}")
     name = path[len(folder):-len(PAGE_END)]
@@ -838,7 +839,9 @@ class _OwnReader:
 
     def __init__(self, archive: Archive):
         reader = archive.searcher.reader()
-        segments = [leaf.segment() for leaf, _ in reader.leaf_readers()]
+        # an empty index's one "leaf" is an EmptyReader, whose segment is None
+        segments = [leaf.segment() for leaf, _ in reader.leaf_readers()
+                    if leaf.segment() is not None]
         fresh = archive.index._reader(archive.index.storage, reader.schema, segments,
                                       reader.generation())
         self.index = archive.index

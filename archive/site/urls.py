@@ -28,7 +28,9 @@ def article_path(article_id: str, title: str, date: datetime | None) -> str:
     """
     slug = title_slug(title)
     suffix = slugify(article_id.rsplit("-", 1)[-1], 12) or slugify(article_id, 12)
-    folder = f"{date:%Y/%m/%d}" if date else "undated"
+    # %Y is not zero-padded for years before 1000 (glibc), but the search client and the
+    # date pages write four digits
+    folder = f"{date.year:04d}/{date.month:02d}/{date.day:02d}" if date else "undated"
     return f"{folder}/{slug}-{suffix}/index.html"
 
 

@@ -31,6 +31,7 @@ _DROPPED = ("script", "style", "noscript", "template")
 _LINE_BREAK = "\ue000"  # private-use marker for <br>: survives whitespace collapsing
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _LANGUAGE = re.compile(r"^[a-z]{2,3}$")
+_CHARACTER_REFERENCE = re.compile(rb"&#([xX][0-9a-fA-F]{1,8}|[0-9]{1,10});")
 
 
 def read(source: SourceFile) -> Iterator[Article]:
@@ -66,12 +67,36 @@ def read(source: SourceFile) -> Iterator[Article]:
 def _parse(source: SourceFile) -> Any:
     import feedparser
 
-    data = source.read_bytes()
+    data = _without_surrogate_references(source.read_bytes(), source)
     try:
         return feedparser.parse(io.BytesIO(data), resolve_relative_uris=False)
     except Exception as exc:  # feedparser catches most errors itself; be sure of the rest
         raise IngestError(source.relative, f"feed parser failed: {type(exc).__name__}: {exc}")\
             from exc
+
+
+def _without_surrogate_references(data: bytes, source: SourceFile) -> bytes:
+    """``data`` with character references to lone surrogates (``&#55296;``) made U+FFFD, as
+    an HTML parser reads them: feedparser decodes them into strings UTF-8 cannot encode and
+    then fails on the whole feed."""
+    if b"&#" not in data:
+        return data
+    replaced = 0
+
+    def replace(match: re.Match[bytes]) -> bytes:
+        nonlocal replaced
+        digits = match.group(1)
+        code = int(digits[1:], 16) if digits[:1] in (b"x", b"X") else int(digits)
+        if 0xD800 <= code <= 0xDFFF:
+            replaced += 1
+            return b"&#xFFFD;"
+        return match.group(0)
+
+    data = _CHARACTER_REFERENCE.sub(replace, data)
+    if replaced:
+        source.warn(f"{replaced} character reference{'s' * (replaced != 1)} to lone "
+                    "surrogates (e.g. &#55296;) replaced by U+FFFD")
+    return data
 
 
 def _bozo_reason(parsed: Any) -> str:

@@ -20,7 +20,8 @@ import yaml
 from archive.article import Article
 from archive.sources import IngestError, SourceFile
 from archive.sources.records import (Cursor, as_list, as_text, guarded, parse_date,
-                                     record_fields, topic_slugs, unique)
+                                     record_fields, surrogates_replaced, topic_slugs, unique,
+                                     without_surrogates)
 from archive.sources.text import looks_like_headline, parse_text
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
@@ -113,6 +114,9 @@ def split_front_matter(text: str, source: SourceFile) -> tuple[dict[str, Any], s
     if not isinstance(meta, dict):
         source.warn("front matter is not a mapping of names to values; read as text", 1)
         return {}, text
+    meta, replaced = without_surrogates(meta)
+    if replaced:
+        source.warn(f"front matter: {surrogates_replaced(replaced)}", None)
     return meta, text[match.end():]
 
 

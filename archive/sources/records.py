@@ -284,7 +284,44 @@ def _from_value(source: SourceFile, value: Any, record: int, line: int | None) -
     if not isinstance(value, dict):
         source.warn(f"record {record} is not an object ({type(value).__name__}); skipped", line)
         return None
+    value, replaced = without_surrogates(value)
+    if replaced:
+        source.warn(f"record {record}: {surrogates_replaced(replaced)}", line)
     return build_article(source, record, record_fields(value, source.options.field_map), line)
+
+
+def without_surrogates(value: Any) -> tuple[Any, int]:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD, and
+    how many there were.
+
+    A JSON or YAML escape such as ``"\\ud800"`` not followed by its low half decodes to a
+    string that cannot be encoded as UTF-8, so it would break the index, the export and
+    every page later; the replacement keeps the rest of the record.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value, 0
+        except UnicodeEncodeError:
+            count = sum(0xD800 <= ord(char) <= 0xDFFF for char in value)
+            return "".join("\ufffd" if 0xD800 <= ord(char) <= 0xDFFF else char
+                           for char in value), count
+    if isinstance(value, list):
+        cleaned = [without_surrogates(item) for item in value]
+        return [item for item, _ in cleaned], sum(n for _, n in cleaned)
+    if isinstance(value, dict):
+        total, out = 0, {}
+        for key, item in value.items():
+            (key, n_key), (item, n_item) = without_surrogates(key), without_surrogates(item)
+            out[key] = item
+            total += n_key + n_item
+        return out, total
+    return value, 0
+
+
+def surrogates_replaced(count: int) -> str:
+    """The warning's wording for ``count`` replaced lone surrogates."""
+    return f"{count} lone surrogate escape{'s' * (count != 1)} (e.g. \\ud800) replaced by U+FFFD"
 
 
 # --- the reader --------------------------------------------------------------------------------
