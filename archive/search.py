@@ -212,25 +212,6 @@ class _FuzzyTermPlugin(qparser.FuzzyTermPlugin):
         qclass = _StemmedFuzzyTerm
 
 
-class _GtLtPlugin(qparser.GtLtPlugin):
-    """``date:>2017-01-01``; a ``<`` or ``>`` that opens a group has no field before it and
-    is dropped, as Whoosh drops one after a plain word.
-
-    Whoosh's filter reads the node before the symbol and raised IndexError when there was
-    none, so a query opening with a tag (a pasted ``<script>``) could not be searched.
-    """
-
-    def do_gtlt(self, parser, group):  # noqa: ANN001, ANN201 (Whoosh API)
-        leading = 0
-        while leading < len(group) - 1 and isinstance(group[leading], self.GtLtNode):
-            leading += 1
-        if leading:
-            trimmed = group.empty_copy()
-            trimmed.extend(group[leading:])
-            group = trimmed
-        return super().do_gtlt(parser, group)
-
-
 class _SegmentFormatter(highlight.Formatter):
     """Formats Whoosh highlight fragments as Segments, leaving markup to the renderers."""
 
@@ -321,7 +302,7 @@ class Archive:
         parser.add_plugin(qparser.PlusMinusPlugin(plusexpr=r"(?!)",
                                                   minusexpr=r"(?:^|(?<=[\s(]))-(?=\S)"))
         parser.add_plugin(_FuzzyTermPlugin())
-        parser.add_plugin(_GtLtPlugin())
+        parser.add_plugin(qparser.GtLtPlugin())
         parser.add_plugin(DateParserPlugin(callback=self._bad_date))
         return parser
 
