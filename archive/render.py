@@ -202,7 +202,8 @@ def wrap_marked(segments: Iterable[Segment], width: int, indent: str = "",
             used = 0
         used += size + (1 if lines[-1] else 0)
         lines[-1].append(word)
-    return "\n".join(indent + " ".join(line) for line in lines if line)
+    # the words' own text was made inert; the marks are the renderer's, printed as they are
+    return _Styled("\n".join(indent + " ".join(line) for line in lines if line))
 
 
 def _marked_words(segments: Iterable[Segment], mark: Callable[[str], str]) -> list[str]:
@@ -218,6 +219,7 @@ def _marked_words(segments: Iterable[Segment], mark: Callable[[str], str]) -> li
                     words.append(current)
                 current = ""
             else:
+                piece = inert(piece)
                 current += mark(piece) if segment.match else piece
     if current:
         words.append(current)
