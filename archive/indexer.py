@@ -11,7 +11,6 @@ interrupted run keeps what it committed and the next run carries on from there.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -396,7 +395,3 @@ def _same_article(article: Article, stored: dict) -> bool:
     committed = store.from_stored(stored)
     return store.to_document(replace(article, cluster=committed.cluster)) == \
         store.to_document(committed)
-
-
-def count_by(values: Iterable[str]) -> dict[str, int]:
-    return dict(Counter(values).most_common())

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from archive import ranking, store
+from archive import store
 
 FIELD = "body"
 KEY_TERMS = 10

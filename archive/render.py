@@ -12,7 +12,7 @@ import os
 import re
 import sys
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -121,10 +121,6 @@ def wrap(text: str, width: int = 88, indent: str = "") -> str:
 
 def render(env: jinja2.Environment, name: str, **context: Any) -> str:
     return env.get_template(name).render(**context)
-
-
-def template_names(env: jinja2.Environment, names: Sequence[str]) -> list[str]:
-    return [n for n in names if n in env.list_templates()]
 
 
 # --- text for a terminal: widths, wrapping, hanging indents -------------------------------------

@@ -15,7 +15,6 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -1158,11 +1157,6 @@ def add_articles(w: SegmentWriter, articles: Iterable[Article]) -> int:
         w.add_document(**to_document(article))
         count += 1
     return count
-
-
-def parse_stored_date(value: Any) -> datetime | None:
-    return value if isinstance(value, datetime) else None
-
 
 
 def field_postings(leaf: Any, fieldname: str) -> Iterator[tuple[bytes, Any, Any, Any]]:

@@ -450,7 +450,7 @@ def summary(rows: list[dict], size: Any = None) -> dict:
 
 def bench(name: str, index: Path, args: argparse.Namespace, work: Path) -> dict:
     from archive.search import Archive
-    from archive.site import static_search_reference as ref
+    from tests.support import static_search_reference as ref
     base = work / name
     shutil.rmtree(base, ignore_errors=True)
     site, pf_site = base / "site", base / "pagefind-site"

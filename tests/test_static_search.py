@@ -1,6 +1,6 @@
 """The static site's search bundle, its Python reference reader, and the browser engine.
 
-The reference reader (archive/site/static_search_reference.py) answers from the bundle files
+The reference reader (tests/support/static_search_reference.py) answers from the bundle files
 alone; it must agree with the CLI (``Archive.search``) and the browser engine (engine.js, run
 under ``node --test``) must agree with it exactly: same hits, same order, for every query form.
 """
@@ -27,7 +27,7 @@ from archive import store
 from archive.article import Article
 from archive.search import Archive
 from archive.site import static_search as ss
-from archive.site import static_search_reference as ref
+from support import static_search_reference as ref
 from archive.site import urls
 from archive.site.files import OutputFolder
 
