@@ -261,7 +261,7 @@ def _check_manifest(folder: Path, paths: Counter[str], report: CheckReport) -> N
 
 def _check_leftovers(folder: Path, report: CheckReport) -> None:
     names = os.listdir(folder)
-    temps = [n for n in names if store._TOC_TEMP_RE.match(n)]
+    temps = [n for n in names if store.TOC_TEMP_RE.match(n)]
     if temps:
         report.notes.append(f"{len(temps)} temporary TOC file(s) from an interrupted commit "
                             f"(e.g. {temps[0]}); the next `archive index` removes them")

@@ -430,8 +430,8 @@ class Archive:
             id=stored["id"], title=stored.get("title", ""), date=stored.get("date"),
             date_source=stored.get("date_source", "unknown"), source=stored.get("source", ""),
             url=web_url(stored.get("url", "")),  # an index from before addresses were checked
-            places=store._split_list(stored.get("place")),
-            topics=store._split_list(stored.get("topic")), snippet=tuple(snippet),
+            places=store.split_list(stored.get("place")),
+            topics=store.split_list(stored.get("topic")), snippet=tuple(snippet),
             score=_score_of(hit) if sort == "relevance" else None,
             rank=rank, cluster=stored.get("cluster", ""))
 
@@ -501,7 +501,7 @@ class Archive:
             docnum = next(iter(self.searcher.docs_for_query(wq.Term(name, key))), None)
             stored = self.searcher.stored_fields(docnum).get(name, "") if docnum is not None \
                 else ""
-            for value in store._split_list(stored) if name != "year" else [stored]:
+            for value in store.split_list(stored) if name != "year" else [stored]:
                 if value.lower() == key:
                     self._displays[(name, key)] = value
                     break

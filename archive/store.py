@@ -127,7 +127,8 @@ def to_document(article: Article) -> dict[str, Any]:
     return {k: v for k, v in doc.items() if v is not None and v != ""}
 
 
-def _split_list(value: str | None) -> tuple[str, ...]:
+def split_list(value: str | None) -> tuple[str, ...]:
+    """A stored list field (places, topics: ", "-joined) back as its items."""
     return tuple(v.strip() for v in value.split(",") if v.strip()) if value else ()
 
 
@@ -141,7 +142,7 @@ def from_stored(stored: dict[str, Any]) -> Article:
         captions=tuple(c for c in captions.split("\n\n") if c) if captions else (),
         url=stored.get("url", ""), author=stored.get("author", ""),
         credits=stored.get("credits", ""), dateline=stored.get("dateline", ""),
-        places=_split_list(stored.get("place")), topics=_split_list(stored.get("topic")),
+        places=split_list(stored.get("place")), topics=split_list(stored.get("topic")),
         language=stored.get("language", ""), external_id=stored.get("external_id", ""),
         cluster=stored.get("cluster", ""), extra=stored.get("extra") or {},
     )
@@ -299,7 +300,8 @@ class IndexLock:
 # generation whose files are all present.
 
 _TOC_RE = re.compile(r"^_%s_(\d+)\.toc$" % INDEX_NAME)
-_TOC_TEMP_RE = re.compile(r"^_%s_\d+\.toc\..+$" % INDEX_NAME)
+#: a table of contents Whoosh was writing when its run stopped (check.py reports them)
+TOC_TEMP_RE = re.compile(r"^_%s_\d+\.toc\..+$" % INDEX_NAME)
 _SEGMENT_RE = re.compile(r"^(%s_[0-9a-z]+)\.[A-Za-z0-9_.]+$" % INDEX_NAME)
 
 
@@ -1097,7 +1099,7 @@ def _tidy(ix: index.Index, folder: Path) -> None:
     for gen in getattr(ix, "broken", ()):
         (folder / f"_{INDEX_NAME}_{gen}.toc").unlink(missing_ok=True)
     for name in os.listdir(folder):
-        if _TOC_TEMP_RE.match(name):
+        if TOC_TEMP_RE.match(name):
             (folder / name).unlink(missing_ok=True)
 
 

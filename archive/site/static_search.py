@@ -515,7 +515,7 @@ class _Facets:
     def add(self, number: int, stored: dict[str, Any]) -> None:
         for name in FACETS:
             ids = []
-            for display in store._split_list(stored.get(name)):
+            for display in store.split_list(stored.get(name)):
                 key = display.strip().lower()
                 vid = self.values[name].get(key)
                 if vid is None:
@@ -554,7 +554,7 @@ def _article_record(stored: dict[str, Any]) -> dict[str, Any]:
         "t": title,
         "d": date.date().isoformat() if date else None,
         "s": stored.get("source", ""),
-        "pl": list(store._split_list(stored.get("place"))),
+        "pl": list(store.split_list(stored.get("place"))),
         "b": stored.get("body", ""), "c": stored.get("captions", ""),
     }
     slug = urls.title_slug(title) + "-"
