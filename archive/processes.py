@@ -23,6 +23,15 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def second_process_pays() -> bool:
+    """Whether forking a helper should speed a job up: a second core is usable, and this
+    process runs no other thread (a fork copies the locks other threads hold, and the child
+    could wait on one forever)."""
+    import threading
+
+    return hasattr(os, "fork") and threading.active_count() == 1 and usable_cores() >= 2
+
+
 def die_with_parent() -> None:
     """Linux: have the kernel SIGKILL this (forked) process when its parent dies."""
     try:

@@ -1048,12 +1048,9 @@ def default_procs() -> int:
 
     Splitting a commit costs ~7% more CPU (two term dictionaries instead of one), so it only
     pays when the second process gets a core of its own; on a machine already busy (load
-    average at or above cores - 1) one process is faster. ``$ARCHIVE_INDEX_PROCS`` decides
-    explicitly (``Indexer(procs=N)`` too); the index holds the same articles either way.
+    average at or above cores - 1) one process is faster. ``Indexer(procs=N)`` decides
+    explicitly; the index holds the same articles either way.
     """
-    forced = os.environ.get("ARCHIVE_INDEX_PROCS", "").strip()
-    if forced.isdigit() and int(forced) >= 1:
-        return int(forced)
     cores = processes.usable_cores()
     try:
         load = os.getloadavg()[0]

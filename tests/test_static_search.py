@@ -23,13 +23,13 @@ from typing import Any
 
 import pytest
 
-from archive import store
+from archive import processes, store
 from archive.article import Article
 from archive.search import Archive
 from archive.site import static_search as ss
-from support import static_search_reference as ref
 from archive.site import urls
 from archive.site.files import OutputFolder
+from support import static_search_reference as ref
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
@@ -253,15 +253,12 @@ def test_two_process_build_is_byte_identical_to_the_sequential_one(
     with Archive(split_index, mmap=mmap) as archive:
         leaves = list(archive.searcher.reader().leaf_readers())
         assert len(leaves) == 2 and archive.searcher.doc_count() == 159
-        monkeypatch.setenv("ARCHIVE_BUNDLE_PROCS", "1")
-        assert ss.bundle_procs() == 1
         one = ss.build_bundle(archive, OutputFolder(tmp_path / "one"), shard_bytes=512,
-                              head_size=4)
+                              head_size=4, procs=1)
         assert set(log.read_text().split()) == {f"encode:{parent}", f"write:{parent}"}
         log.unlink()
-        monkeypatch.setenv("ARCHIVE_BUNDLE_PROCS", "2")
         two = ss.build_bundle(archive, OutputFolder(tmp_path / "two"), shard_bytes=512,
-                              head_size=4)
+                              head_size=4, procs=2)
     for stage in ("encode", "write"):   # each partition once, some by each process
         workers = [w for w in log.read_text().split() if w.startswith(stage)]
         assert len(workers) == ss.PAIR_PARTITIONS and len(set(workers)) == 2, workers
@@ -276,12 +273,11 @@ def test_a_failing_helper_raises_a_clear_error(fixture_site, tmp_path: Path,  # 
         raise RuntimeError("no terms today")
 
     index, _, _ = fixture_site
-    monkeypatch.setenv("ARCHIVE_BUNDLE_PROCS", "2")
     monkeypatch.setattr(ss, "_build_terms", broken)
     left = set(Path(tempfile.gettempdir()).glob("archive-bundle-*"))
     with Archive(index) as archive, pytest.raises(
             ss.BundleProcessFailed, match="helper process failed: RuntimeError: no terms today"):
-        ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=512, head_size=4)
+        ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=512, head_size=4, procs=2)
     assert set(Path(tempfile.gettempdir()).glob("archive-bundle-*")) == left
     with pytest.raises(ChildProcessError):   # the helper was reaped
         os.waitpid(-1, os.WNOHANG)
@@ -294,11 +290,10 @@ def test_a_killed_helper_raises_a_clear_error(fixture_site, tmp_path: Path,  # n
         raise AssertionError("unreachable")
 
     index, _, _ = fixture_site
-    monkeypatch.setenv("ARCHIVE_BUNDLE_PROCS", "2")
     monkeypatch.setattr(ss, "_build_terms", killed)
     with Archive(index) as archive, pytest.raises(ss.BundleProcessFailed,
                                                   match=r"helper process died \(wait status 9\)"):
-        ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=512, head_size=4)
+        ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=512, head_size=4, procs=2)
 
 
 def test_a_failing_parent_stops_its_helper(fixture_site, tmp_path: Path,  # noqa: ANN001
@@ -307,22 +302,18 @@ def test_a_failing_parent_stops_its_helper(fixture_site, tmp_path: Path,  # noqa
         raise OSError(28, "No space left on device")
 
     index, _, _ = fixture_site
-    monkeypatch.setenv("ARCHIVE_BUNDLE_PROCS", "2")
     monkeypatch.setattr(ss, "_build_articles", broken)
     with Archive(index) as archive, pytest.raises(OSError, match="No space left"):
-        ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=512, head_size=4)
+        ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=512, head_size=4, procs=2)
     with pytest.raises(ChildProcessError):   # the helper was killed and reaped
         os.waitpid(-1, os.WNOHANG)
 
 
 def test_one_usable_core_builds_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ARCHIVE_BUNDLE_PROCS", raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
-    assert ss.bundle_procs() == 1
+    assert not processes.second_process_pays()
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-    assert ss.bundle_procs() == 2
-    monkeypatch.setenv("ARCHIVE_BUNDLE_PROCS", "1")
-    assert ss.bundle_procs() == 1
+    assert processes.second_process_pays()
 
 
 def test_fast_tokens_equal_the_field_analyzer() -> None:

@@ -79,9 +79,9 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
                force: bool = False, procs: int | None = None) -> BuildReport:
     """Build (or bring up to date) the static site for the index at ``index_dir`` in ``out``.
 
-    With two processes (``procs``; by default when this process may use two cores) a forked
-    child writes the pages while this process builds the search bundle; the files are the
-    same either way.
+    With two processes (``procs``; by default when a second process pays, see
+    ``processes.second_process_pays``) a forked child writes the pages while this process
+    builds the search bundle (itself on two processes); the files are the same either way.
     """
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -96,7 +96,7 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
     folder = OutputFolder(out)
     with Archive(index_dir) as archive:
         site = _Site(archive, env, folder, config, progress)
-        site.build(procs or min(2, processes.usable_cores()))
+        site.build(procs or (2 if processes.second_process_pays() else 1))
         report = BuildReport(articles=site.articles, search=site.search_report)
     report.removed = folder.remove_stale(set(previous.get("files", [])))
     report.pages, report.written = len(folder.produced), folder.written
@@ -176,7 +176,7 @@ class _Site:
         try:
             if pages is None:
                 self.write_pages(everything)
-            self.write_search()
+            self.write_search(procs)
             if pages is not None:
                 self.folder.merge(pages.result())
                 if self.progress:
@@ -323,9 +323,9 @@ class _Site:
 
     # -- search, feeds, crawlers --
 
-    def write_search(self) -> None:
+    def write_search(self, procs: int) -> None:
         from archive.site import search_module
-        self.search_report = search_module.build(self.archive, self.folder)
+        self.search_report = search_module.build(self.archive, self.folder, procs)
         self.page(urls.SEARCH, "search.html", "Search", in_sitemap=False,
                   search_markup=search_module.page_markup(urls.root_prefix(urls.SEARCH)),
                   facets=self.facets)

@@ -16,8 +16,8 @@ from archive.site import static_search
 from archive.site.files import OutputFolder
 
 
-def build(archive: Archive, folder: OutputFolder) -> dict[str, Any]:
-    report = static_search.build_bundle(archive, folder)
+def build(archive: Archive, folder: OutputFolder, procs: int | None = None) -> dict[str, Any]:
+    report = static_search.build_bundle(archive, folder, procs=procs)
     for relative, data in static_search.asset_files().items():
         folder.write(relative, data)
     return asdict(report)

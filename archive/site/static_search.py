@@ -49,7 +49,6 @@ import resource
 import shutil
 import struct
 import tempfile
-import threading
 import time
 import zlib
 from array import array
@@ -739,7 +738,8 @@ def _year_listing(days: list[list[int]], dated: int) -> list[list[Any]]:
 
 
 def build_bundle(archive: Archive, out: OutputFolder, *, prefix: str = "search/bundle",
-                 shard_bytes: int = 768, head_size: int = 128) -> BundleReport:
+                 shard_bytes: int = 768, head_size: int = 128,
+                 procs: int | None = None) -> BundleReport:
     """Write the search bundle for ``archive`` under ``prefix`` (plus the client scripts).
 
     Streams: article texts are read one at a time; term lists are kept as their compact
@@ -750,7 +750,8 @@ def build_bundle(archive: Archive, out: OutputFolder, *, prefix: str = "search/b
     768 bytes gives ~110,000 shard files, 4 KB a fifth as many (for hosts that limit file
     counts) at some 3-4 KB more per query. ``head_size`` postings of a list sit in its shard.
 
-    With a second core (``bundle_procs``), a forked helper builds the term lists while this
+    With two processes (``procs``; by default when a second process pays, see
+    ``processes.second_process_pays``), a forked helper builds the term lists while this
     process reads the articles, then both encode and write the pair partitions: the same
     files, byte for byte, in about half the wall time.
     """
@@ -762,7 +763,8 @@ def build_bundle(archive: Archive, out: OutputFolder, *, prefix: str = "search/b
     work = Path(tempfile.mkdtemp(prefix="archive-bundle-"))
     helper: _Helper | None = None
     try:
-        if bundle_procs() > 1:
+        if (procs or (2 if processes.second_process_pays() else 1)) > 1 and \
+                hasattr(os, "fork"):
             helper = _Helper.start(archive, numbering, out.root, prefix, shard_bytes, head_size,
                                    work)
         spool = _PairSpool(work)
@@ -813,20 +815,6 @@ def peak_rss_mb() -> float:
 
 class BundleProcessFailed(processes.ChildFailed):
     """The bundle's helper process failed or died; the bundle is incomplete."""
-
-
-def bundle_procs() -> int:
-    """Processes for a bundle build: two when a second core is usable, else one.
-
-    ``$ARCHIVE_BUNDLE_PROCS=1`` forces the one-process build (``2`` forces the helper). Left
-    to itself, a build forks only from a process running no other thread: a fork copies the
-    locks other threads hold, and the helper could wait on one forever."""
-    forced = os.environ.get("ARCHIVE_BUNDLE_PROCS", "").strip()
-    if forced.isdigit() and int(forced) >= 1:
-        return 1 if int(forced) == 1 or not hasattr(os, "fork") else 2
-    if not hasattr(os, "fork") or threading.active_count() > 1:
-        return 1
-    return 2 if processes.usable_cores() >= 2 else 1
 
 
 class _OwnReader:
