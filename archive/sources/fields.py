@@ -1,10 +1,11 @@
-"""Helpers every reader shares: the error boundary, value coercion, dates, lone surrogates.
+"""Helpers the readers share: the error boundary, field names, values, dates, lone surrogates.
 
 A reader turns one input format into Articles; what it finds inside differs, but the way a
-failure becomes an IngestError or a warning (``guarded``), a metadata value becomes text, a
-list or topic slugs, a written date becomes a datetime and a title is made for an untitled
-text does not. These lived in the record reader, which every other reader then imported; here
-they belong to no one format.
+failure becomes an IngestError or a warning (``guarded``), a metadata key is matched to an
+Article field (``record_fields``), a value becomes text, a list or topic slugs, a written date
+becomes a datetime and a title is made for an untitled text does not. These lived in the
+record reader (JSON/CSV), which the Markdown and Reuters readers then imported; here they
+belong to no one format.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from email.utils import parsedate_to_datetime
@@ -21,6 +22,25 @@ from typing import Any
 from archive.article import Article, slugify
 from archive.sources import IngestError, SourceFile
 from archive.sources.text import lead_title
+
+#: Article field -> record keys that may hold it (lower case, most specific first).
+FIELD_NAMES: dict[str, tuple[str, ...]] = {
+    "title": ("title", "headline", "name"),
+    "body": ("body", "text", "content", "description", "story", "summary"),
+    "date": ("date", "published", "pubdate", "published_at", "datetime", "time"),
+    "date_source": ("date_source",),
+    "url": ("url", "link"),
+    "source": ("source", "publisher", "site"),
+    "author": ("author", "byline"),
+    "places": ("places", "locations"),
+    "topics": ("topics", "tags", "categories", "category"),
+    "captions": ("captions",),
+    "external_id": ("external_id", "id", "guid", "doc_id"),
+    "dateline": ("dateline",),
+    "credits": ("credits",),
+    "language": ("language", "lang"),
+    "extra": ("extra",),
+}
 
 TITLE_FALLBACK = 90
 
@@ -83,7 +103,7 @@ def describe_error(exc: BaseException) -> str:
     return f"cannot parse ({type(exc).__name__}: {exc})"
 
 
-# --- value helpers shared with the other readers -----------------------------------------------
+# --- values ------------------------------------------------------------------------------------
 
 def as_text(value: Any) -> str:
     """A record value as text: lists joined into paragraphs, objects by their name/text."""
@@ -127,6 +147,38 @@ def title_from(body: str) -> str:
 def topic_slugs(value: Any) -> tuple[str, ...]:
     return unique(s for s in (slugify(t) for t in as_list(value)) if s)
 
+
+# --- record keys -> Article fields -------------------------------------------------------------
+
+def record_fields(record: Mapping[Any, Any], field_map: Mapping[str, str]) -> dict[str, Any]:
+    """The raw value for each Article field: ``field_map`` first, then the known names.
+
+    ``external_id`` stops at an ``external_id`` key even when it is empty, because an export
+    also carries our own ``id``, which must not come back as the record's id.
+    """
+    lowered: dict[str, Any] = {}
+    for key, value in record.items():
+        lowered.setdefault(str(key).strip().lower(), value)
+    found: dict[str, Any] = {}
+    for name, candidates in FIELD_NAMES.items():
+        mapped = field_map.get(name)
+        if mapped is not None and not blank(lowered.get(mapped.strip().lower())):
+            found[name] = lowered[mapped.strip().lower()]
+            continue
+        for key in candidates:
+            if key in lowered and (key == "external_id" or not blank(lowered[key])):
+                found[name] = lowered[key]
+                break
+    return found
+
+
+def blank(value: Any) -> bool:
+    """True for a missing value: None, a blank string, an empty list or object."""
+    return value is None or (isinstance(value, str) and not value.strip()) \
+        or (isinstance(value, (list, tuple, dict)) and not value)
+
+
+# --- dates -------------------------------------------------------------------------------------
 
 def parse_date(value: Any) -> datetime | None:
     """Naive UTC datetime from ISO 8601, RFC 2822, an epoch number or a common written form."""

@@ -21,28 +21,9 @@ from typing import Any, TextIO
 
 from archive.article import Article, DateSource
 from archive.sources import IngestError, SourceFile
-from archive.sources.fields import (Cursor, as_list, as_text, describe_error, guarded, parse_date,
-                                    surrogates_replaced, title_from, topic_slugs, unique,
-                                    without_surrogates)
-
-#: Article field -> record keys that may hold it (lower case, most specific first).
-FIELD_NAMES: dict[str, tuple[str, ...]] = {
-    "title": ("title", "headline", "name"),
-    "body": ("body", "text", "content", "description", "story", "summary"),
-    "date": ("date", "published", "pubdate", "published_at", "datetime", "time"),
-    "date_source": ("date_source",),
-    "url": ("url", "link"),
-    "source": ("source", "publisher", "site"),
-    "author": ("author", "byline"),
-    "places": ("places", "locations"),
-    "topics": ("topics", "tags", "categories", "category"),
-    "captions": ("captions",),
-    "external_id": ("external_id", "id", "guid", "doc_id"),
-    "dateline": ("dateline",),
-    "credits": ("credits",),
-    "language": ("language", "lang"),
-    "extra": ("extra",),
-}
+from archive.sources.fields import (FIELD_NAMES, Cursor, as_list, as_text, blank, describe_error,
+                                    guarded, parse_date, record_fields, surrogates_replaced,
+                                    title_from, topic_slugs, unique, without_surrogates)
 
 #: keys an export writes that are not read back (derived, or our own ids)
 _EXPORT_ONLY = {"path", "cluster", "word_count", "content_hash"}
@@ -55,33 +36,6 @@ _CSV_FIELD_LIMIT = 1 << 26
 
 # --- records -> articles -----------------------------------------------------------------------
 
-def record_fields(record: Mapping[Any, Any], field_map: Mapping[str, str]) -> dict[str, Any]:
-    """The raw value for each Article field: ``field_map`` first, then the known names.
-
-    ``external_id`` stops at an ``external_id`` key even when it is empty, because an export
-    also carries our own ``id``, which must not come back as the record's id.
-    """
-    lowered: dict[str, Any] = {}
-    for key, value in record.items():
-        lowered.setdefault(str(key).strip().lower(), value)
-    found: dict[str, Any] = {}
-    for name, candidates in FIELD_NAMES.items():
-        mapped = field_map.get(name)
-        if mapped is not None and not _blank(lowered.get(mapped.strip().lower())):
-            found[name] = lowered[mapped.strip().lower()]
-            continue
-        for key in candidates:
-            if key in lowered and (key == "external_id" or not _blank(lowered[key])):
-                found[name] = lowered[key]
-                break
-    return found
-
-
-def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip()) \
-        or (isinstance(value, (list, tuple, dict)) and not value)
-
-
 def build_article(source: SourceFile, record: str | int, fields: Mapping[str, Any],
                   line: int | None) -> Article | None:
     """An Article from one record's raw field values; None (with a warning) if it has no text."""
@@ -90,7 +44,7 @@ def build_article(source: SourceFile, record: str | int, fields: Mapping[str, An
         source.warn(f"record {record} has neither title nor body; skipped", line)
         return None
     when = parse_date(fields.get("date"))
-    if when is None and not _blank(fields.get("date")):
+    if when is None and not blank(fields.get("date")):
         source.warn(f"record {record}: unreadable date {as_text(fields['date'])[:40]!r}", line)
     stated = as_text(fields.get("date_source"))
     date_source: DateSource = "unknown" if when is None \
