@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from archive.article import Article
 from archive.sources import IngestError, ReaderOptions, SourceFile
-from archive.sources import records
+from archive.sources import fields, records
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 needs_corpora = pytest.mark.skipif(not CORPORA.exists(),
@@ -295,7 +295,7 @@ def test_ag_news_corpus() -> None:
     ("soon", None), ("", None), (None, None), (True, None),
 ])
 def test_parse_date(value: object, expected: datetime | None) -> None:
-    assert records.parse_date(value) == expected
+    assert fields.parse_date(value) == expected
 
 
 # --- fuzz --------------------------------------------------------------------------------------

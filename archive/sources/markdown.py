@@ -19,9 +19,8 @@ import yaml
 
 from archive.article import Article
 from archive.sources import IngestError, SourceFile
-from archive.sources.records import (Cursor, as_list, as_text, guarded, parse_date,
-                                     record_fields, surrogates_replaced, topic_slugs, unique,
-                                     without_surrogates)
+from archive.sources.fields import (Cursor, as_list, as_text, guarded, parse_date, record_fields,
+                                    surrogates_replaced, topic_slugs, unique, without_surrogates)
 from archive.sources.text import looks_like_headline, parse_text
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)

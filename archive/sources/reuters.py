@@ -20,7 +20,7 @@ from typing import Any
 
 from archive.article import Article, slugify
 from archive.sources import SourceFile
-from archive.sources.records import Cursor, guarded, title_from, unique
+from archive.sources.fields import Cursor, guarded, title_from, unique
 
 SOURCE_NAME = "Reuters"
 _CHUNK = 1 << 16
