@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from whoosh import qparser
 
-from archive import store
+from archive import analysis, store
 from archive.enrich.duplicates import DuplicateFinder
 from archive.indexer import DUPLICATES, Indexer
 
@@ -149,7 +149,7 @@ def test_fast_text_gives_whooshs_postings_and_spelling_words(text: str) -> None:
     schema = store.build_schema()
     for name in store.TEXT_FIELDS:
         field = schema[name]
-        fast = store.FastText.for_field(field)
+        fast = analysis.FastText.for_field(field)
         assert fast is not None
         items, spelling = fast.postings(text)
         assert items == list(field.index(text))
@@ -160,9 +160,9 @@ def test_fast_text_gives_whooshs_postings_and_spelling_words(text: str) -> None:
 
 def test_fast_text_refuses_other_analyzers() -> None:
     from whoosh import fields
-    assert store.FastText.for_field(fields.TEXT()) is None  # Whoosh's StandardAnalyzer
-    assert store.FastText.for_field(fields.ID()) is None
-    assert store.FastText.for_field(store.build_schema()["source"]) is None
+    assert analysis.FastText.for_field(fields.TEXT()) is None  # Whoosh's StandardAnalyzer
+    assert analysis.FastText.for_field(fields.ID()) is None
+    assert analysis.FastText.for_field(store.build_schema()["source"]) is None
 
 
 # --- whole indexes -----------------------------------------------------------------------------

@@ -31,7 +31,7 @@ import Stemmer
 from whoosh.analysis import (LowercaseFilter, PyStemmerFilter, RegexTokenizer, StopFilter,
                              SubstitutionFilter)
 
-from archive.store import STOP_WORDS, TOKEN_PATTERN, news_analyzer
+from archive.analysis import STOP_WORDS, TOKEN_PATTERN, news_analyzer
 
 ROOT = Path(__file__).resolve().parents[1]
 JS_TEST = ROOT / "tests" / "js" / "analysis.test.mjs"

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from archive import store
+from archive import analysis, store
 from archive.article import Article
 from archive.indexer import Indexer
 from archive.search import Archive
 
 
 def analyse(text: str) -> list[str]:
-    return [token.text for token in store.news_analyzer()(text)]
+    return [token.text for token in analysis.news_analyzer()(text)]
 
 
 # --- analysis and schema ---------------------------------------------------------------------------

@@ -62,7 +62,7 @@ import markupsafe
 import numpy as np
 from whoosh.searching import Searcher
 
-from archive import processes, store
+from archive import analysis, processes, store
 from archive.search import Archive
 from archive.site import urls
 from archive.site.files import OutputFolder
@@ -433,28 +433,19 @@ class _FieldScorer:
 
 class _Tokens:
     """The analyzed tokens of a text field in position order (adjacent here = adjacent to a
-    Whoosh phrase), computed from the field analyzer's own parts in one regex pass.
+    Whoosh phrase).
 
-    The chain is the archive's (``store.news_analyzer``: words, lower case, ’ made ', stop
-    words dropped with positions renumbered, stems). Whoosh's generator chain costs a few
-    microseconds per token; this is several times faster, and ``check`` compares the two on
-    the first articles of every build: any difference and the build uses the analyzer."""
+    The archive's one fast path (``analysis.FastText``) computes them when the chain is the
+    archive's and drops stop words without leaving gaps; Whoosh's generator chain costs a few
+    microseconds per token. The two are compared on the first articles of every build: any
+    difference and the build uses the analyzer."""
 
     CHECKED = 200
 
     def __init__(self, analyzer: Any):
         self.analyzer = analyzer
-        self.fast = None
-        try:
-            tokenizer, lower, sub, stop, stemmer = analyzer.items
-            if (type(lower).__name__, type(stop).__name__) == ("LowercaseFilter", "StopFilter") \
-                    and not tokenizer.gaps and stop.renumber and stop.max is None \
-                    and tokenizer.expression.groups == 0:
-                self.fast = (tokenizer.expression.findall, sub.pattern.sub, sub.replacement,
-                             stop.stops, stop.min, stemmer._stem, stemmer.ignore)
-        except (AttributeError, ValueError, TypeError):
-            self.fast = None
-        self.stems: dict[str, str] = {}
+        fast = analysis.FastText.for_analyzer(analyzer)
+        self.fast = fast if fast is not None and fast.renumbers else None
         self.checked = 0
 
     def __call__(self, text: str) -> list[str]:
@@ -462,29 +453,13 @@ class _Tokens:
             return []
         if self.fast is None:
             return [t.text for t in self.analyzer(text)]
-        tokens = self._fast(text)
+        tokens = self.fast.tokens(text)
         if self.checked < self.CHECKED:
             self.checked += 1
             if tokens != [t.text for t in self.analyzer(text)]:
                 self.fast = None
                 return [t.text for t in self.analyzer(text)]
         return tokens
-
-    def _fast(self, text: str) -> list[str]:
-        words, sub, replacement, stops, minsize, stem, ignore = self.fast
-        stems = self.stems
-        if len(stems) > 300_000:
-            stems.clear()
-        out = []
-        for raw in words(text):
-            found = stems.get(raw)
-            if found is None:
-                t = sub(replacement, raw.lower())
-                found = stems[raw] = "" if len(t) < minsize or t in stops else (
-                    t if t in ignore else stem(t))
-            if found:
-                out.append(found)
-        return out
 
 
 def _article_pairs(scorer: _FieldScorer, tokenize: dict[str, _Tokens], docnum: int,

@@ -1,5 +1,5 @@
 // Checks templates/site/assets/search/analysis.js against expectations computed by the Python
-// analyser (archive.store.news_analyzer, PyStemmer). Run as
+// analyser (archive.analysis.news_analyzer, PyStemmer). Run as
 //   ANALYSIS_FIXTURE=/path/fixture.json node --test tests/js/analysis.test.mjs
 // tests/test_js_analysis.py builds the fixture and runs this. Without ANALYSIS_FIXTURE a small
 // built-in fixture (values taken from PyStemmer 3.1) is used, as a smoke test.

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archive import store
+from archive import analysis
 from archive.site.static_search import (FACETS, decode_postings, dequantize, facet_file,
                                         key_hash, page_path, parse_script, read_varints,
                                         tail_name)
@@ -198,7 +198,7 @@ def _group(op: str, kids: list[dict | None]) -> dict | None:
     return kept[0] if len(kept) == 1 else {"op": op, "kids": kept}
 
 
-_ANALYZER = store.news_analyzer()
+_ANALYZER = analysis.news_analyzer()
 
 
 def _analyze(text: str) -> list[str]:
@@ -510,7 +510,7 @@ def headline_queries(titles: list[str], count: int, seed: int = 7) -> list[str]:
     pool = [t for t in titles if len(_HEADLINE_WORD.findall(t)) >= 2]
     while pool and len(out) < count:
         words = [w for w in _HEADLINE_WORD.findall(rng.choice(pool))
-                 if w.lower() not in store.STOP_WORDS and w not in ("AND", "OR", "NOT")]
+                 if w.lower() not in analysis.STOP_WORDS and w not in ("AND", "OR", "NOT")]
         if len(words) < 2:
             continue
         kind = rng.random()

@@ -1,7 +1,7 @@
 // Query analysis identical to archive/store.py news_analyzer(), so queries meet indexed
 // terms. tests/test_js_analysis.py checks it against Python.
 
-/** archive.store.STOP_WORDS (Snowball's list without "us"). */
+/** archive.analysis.STOP_WORDS (Snowball's list without "us"). */
 export const STOP_WORDS = new Set(`a about above after again against all am an and any are aren't
 as at be because been before being below between both but by can can't cannot could couldn't did
 didn't do does doesn't doing don't down during each few for from further had hadn't has hasn't
