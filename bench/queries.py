@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from archive.store import STOP_WORDS
+from archive.analysis import STOP_WORDS
 from bench.common import run_worker
 
 KINDS = ("one-word", "two-word", "phrase", "field+date", "sorted")

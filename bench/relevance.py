@@ -73,7 +73,7 @@ def bm25s_ranker(docs: list[dict[str, Any]], analyzer: str = "bm25s") -> Ranker:
     texts = [f"{d.get('title', '')}\n{d.get('body', '')}" for d in docs]
     ids = [str(d["id"]) for d in docs]
     if analyzer == "archive":
-        from archive.store import news_analyzer
+        from archive.analysis import news_analyzer
         analyze = news_analyzer()
 
         def tokens(text: str) -> list[str]:

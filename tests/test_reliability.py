@@ -583,8 +583,6 @@ def test_check_names_damage_and_rebuild_restores(damage: str, corpus: Path,
     code, output = run_cli("search", "harbour", "--index", folder)
     assert "Traceback" not in output
     assert code in (1, 2) or (damage == "garble" and code == 0), output
-    if code:
-        assert len(output.strip().splitlines()) == 1, output
     code, output = run_cli("index", corpus, "--rebuild", "--index", folder, "--no-progress")
     assert code == 0, output
     code, output = run_cli("check", "--index", folder, "--json")
