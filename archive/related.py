@@ -47,18 +47,17 @@ class _Postings:
 
 
 def _read_postings(reader: Any) -> _Postings:
-    by_word: dict[bytes, tuple[list[np.ndarray], list[np.ndarray], int, float]] = {}
+    # word -> [id arrays, weight arrays, document frequency, collection frequency]
+    by_word: dict[bytes, list[Any]] = {}
     for leaf, offset in reader.leaf_readers():
         if FIELD not in leaf.schema or not leaf.doc_count():
             continue
         for btext, info, ids, weights in store.field_postings(leaf, FIELD):
-            found = by_word.get(btext)
-            if found is None:
-                found = by_word[btext] = ([], [], 0, 0.0)
+            found = by_word.setdefault(btext, [[], [], 0, 0.0])
             found[0].append(ids + offset)
             found[1].append(weights)
-            by_word[btext] = (found[0], found[1], found[2] + info.doc_frequency(),
-                              found[3] + info.weight())
+            found[2] += info.doc_frequency()
+            found[3] += info.weight()
     words = sorted(by_word)
     docs, terms, counts = [], [], []
     doc_frequency = np.zeros(len(words), dtype=np.int64)

@@ -275,10 +275,10 @@ class Archive:
         self._clusters: list[str] | None = None
         self._cluster_sizes: Counter[str] | None = None  # live articles per cluster
         self._displays: dict[tuple[str, str], str] = {}
-        self._sorted: dict[str, tuple[Any, list[int], dict[int, int]]] = {}
+        self._sorted: dict[str, tuple[Any, list[int], dict[int, int]]] = {}  # browse's orders
         self._listed: dict[tuple[int, str], Hit] = {}
         self._id_table: dict[str, int] | None = None
-        self._id_lookups = 0  # browse's orders
+        self._id_lookups = 0
         self._doc_keys: dict[int, str] = {}  # docnum -> external_id or id, for rank()
 
     def __enter__(self) -> Archive:

@@ -250,14 +250,20 @@ class _Site:
                 self.next_related[article.id] = cached
                 return [a for a in found if a is not None]
         if self.fresh_related is None:  # the first article not cached: compute all of them
-            stale = [i for i, digest in self.archive.content_hashes().items()
-                     if (self.related_cache.get(i) or [None])[0] != digest]
+            live = self.archive.content_hashes()
+            stale = [i for i, digest in live.items() if not self._cached_related(i, digest, live)]
             self.fresh_related = self.archive.related_lists(stale, self.config.related)
         ids = self.fresh_related.get(article.id)
         if ids is None:
             ids = self.archive.related_ids(article.id, self.config.related)
         self.next_related[article.id] = [article.content_hash, ids]
         return [a for a in (self.archive.article(i) for i in ids) if a is not None]
+
+    def _cached_related(self, article_id: str, digest: str, live: dict[str, str]) -> bool:
+        """Whether the remembered list still serves: same content, every article in it live
+        (the same test the cache lookup above makes, so no article falls back to a search)."""
+        cached = self.related_cache.get(article_id)
+        return bool(cached) and cached[0] == digest and all(i in live for i in cached[1])
 
     # -- browse pages --
 
