@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from archive import processes, render, store
+from archive import processes, render, store, timeline
 from archive.indexer import Indexer, IndexReport
 from archive.search import Archive, Filters, QueryError, SORTS, page_to_dict, parse_date_option
 from archive.sources import ReaderOptions
@@ -202,6 +202,59 @@ def search_command(query: tuple[str, ...], index_dir: Path, sort: str, limit: in
     else:
         click.echo(render.render(cli_environment(), "results.txt", page=results), nl=False)
     if results.total == 0:
+        sys.exit(1)
+
+
+# --- archive timeline ----------------------------------------------------------------------
+
+@main.command("timeline")
+@click.argument("queries", nargs=-1)
+@index_option
+@click.option("--by", type=click.Choice(timeline.PERIODS), default="month", show_default=True,
+              help="Length of a period.")
+@click.option("--since", metavar="DATE", help="Only articles on or after DATE (YYYY[-MM[-DD]]).")
+@click.option("--until", metavar="DATE", help="Only articles on or before DATE (YYYY[-MM[-DD]]).")
+@click.option("--source", help="Only articles from this source (e.g. Reuters).")
+@click.option("--place", help="Only articles about this place (e.g. Lebanon).")
+@click.option("--topic", help="Only articles with this topic (e.g. cocoa).")
+@click.option("--normalize", is_flag=True,
+              help="Show each period's share of all its articles, not a count.")
+@json_option
+def timeline_command(queries: tuple[str, ...], index_dir: Path, by: str, since: str | None,
+                     until: str | None, source: str | None, place: str | None,
+                     topic: str | None, normalize: bool, as_json: bool) -> None:
+    """When was QUERY in the news: matching articles per period, as a chart.
+
+    \b
+    archive timeline 'oil'               one query, by month
+    archive timeline oil gold --by year  several queries on one chart
+    archive timeline 'blair' --normalize  share of each month's articles
+
+    Each argument is one query in the language of `archive search` (quote one of several
+    words). Wire copies count once, so the counts add up to the search's total.
+    Exit status: 0 when something matched, 1 when nothing did, 2 for a bad query.
+    """
+    with open_archive(index_dir) as archive:
+        try:
+            filters = Filters(source=source, place=place, topic=topic,
+                              since=parse_date_option(since),
+                              until=parse_date_option(until, end=True))
+            found = timeline.timelines(archive, queries or ("",), by=by, filters=filters,
+                                       normalize=normalize)
+        except QueryError as exc:
+            raise BadQuery(str(exc)) from None
+    if as_json:
+        data = [timeline.timeline_to_dict(t) for t in found]
+        emit_json(data[0] if len(data) == 1 else data)
+    else:
+        env = cli_environment()
+        env.filters["period"] = timeline.period_label
+        unicode = (sys.stdout.encoding or "").lower().replace("-", "").startswith("utf")
+        click.echo(render.render(
+            env, "timeline.txt", timelines=found,
+            lines=timeline.chart_lines(found, env.globals["width"], unicode=unicode),
+            legend=timeline.legend(found, unicode=unicode)), nl=False)
+    if not any(t.total for t in found):
         sys.exit(1)
 
 

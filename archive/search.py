@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -97,6 +97,16 @@ class Hit:
     @property
     def snippet_text(self) -> str:
         return "".join(s.text for s in self.snippet)
+
+
+@dataclass(frozen=True)
+class Matches:
+    """Every article a query lists, as document numbers in ranked order (see ``matching``)."""
+
+    query: str
+    docnums: tuple[int, ...]
+    suggestion: str | None = None
+    relaxed: bool = False
 
 
 @dataclass(frozen=True)
@@ -280,6 +290,7 @@ class Archive:
         self._id_table: dict[str, int] | None = None
         self._id_lookups = 0
         self._doc_keys: dict[int, str] = {}  # docnum -> external_id or id, for rank()
+        self._days: list[date | None] | None = None
 
     def __enter__(self) -> Archive:
         return self
@@ -354,6 +365,37 @@ class Archive:
         if page < 1 or page_size < 1:
             raise QueryError("page and limit must be 1 or more")
         text = _valid_unicode(text)
+        results, suggestion, relaxed = self._results(text, sort, filters)
+        results.fragmenter = highlight.ContextFragmenter(maxchars=snippet_chars, surround=60)
+        results.formatter = _SegmentFormatter()
+        ranked = results.top_n if all_copies else self._one_per_story(results.top_n)
+        start = (page - 1) * page_size
+        hits = tuple(
+            self._with_copies(self._hit(whoosh_searching.Hit(results, docnum, n, key),
+                                        n + 1, sort, snippet_chars))
+            for n, (key, docnum) in enumerate(ranked[start:start + page_size], start))
+        return ResultsPage(
+            query=text, total=len(ranked), page=page, page_size=page_size, sort=sort,
+            hits=hits, facets=self._facets(sorted(results.docs())) if facets else {},
+            suggestion=suggestion, relaxed=relaxed)
+
+    def matching(self, text: str = "", *, filters: Filters | None = None,
+                 all_copies: bool = False) -> Matches:
+        """Every article ``search`` would list for ``text`` (all pages), in its order.
+
+        The same query, filters, any-word relaxation and wire-copy collapse as ``search``
+        with its default sort, so what is counted from here (a timeline) adds up to the
+        search's total.
+        """
+        text = _valid_unicode(text)
+        results, suggestion, relaxed = self._results(text, "relevance", filters)
+        ranked = results.top_n if all_copies else self._one_per_story(results.top_n)
+        return Matches(query=text, docnums=tuple(docnum for _, docnum in ranked),
+                       suggestion=suggestion, relaxed=relaxed)
+
+    def _results(self, text: str, sort: str,
+                 filters: Filters | None) -> tuple[Any, str | None, bool]:
+        """Whoosh's results for a query, relaxed to any word when every word finds nothing."""
         parsed = self.parse(text)
         filter_query = (filters or Filters()).query()
         sortedby = None if sort == "relevance" else sorting.MultiFacet([
@@ -369,18 +411,7 @@ class Archive:
                                         sortedby or self._most_words_first(any_word),
                                         filter_query)
                 relaxed = not results.is_empty()
-        results.fragmenter = highlight.ContextFragmenter(maxchars=snippet_chars, surround=60)
-        results.formatter = _SegmentFormatter()
-        ranked = results.top_n if all_copies else self._one_per_story(results.top_n)
-        start = (page - 1) * page_size
-        hits = tuple(
-            self._with_copies(self._hit(whoosh_searching.Hit(results, docnum, n, key),
-                                        n + 1, sort, snippet_chars))
-            for n, (key, docnum) in enumerate(ranked[start:start + page_size], start))
-        return ResultsPage(
-            query=text, total=len(ranked), page=page, page_size=page_size, sort=sort,
-            hits=hits, facets=self._facets(sorted(results.docs())) if facets else {},
-            suggestion=suggestion, relaxed=relaxed)
+        return results, suggestion, relaxed
 
     def _one_per_story(self, ranked: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
         """Collapse wire copies: the first (best-ranked) article of each cluster."""
@@ -714,6 +745,26 @@ class Archive:
         results = self.searcher.search(wq.Term("cluster", article.cluster), limit=None)
         return [self._hit(h, n + 1, "relevance", 200) for n, h in enumerate(results)
                 if h["id"] != article.id]
+
+    def day_table(self) -> list[date | None]:
+        """Each document number's day (None when undated or deleted), read from the sortable
+        date column once and kept: counting matches per period needs it for every match."""
+        if self._days is None:
+            reader = self.searcher.reader()
+            days: list[date | None] = [None] * reader.doc_count_all()
+            if days:  # an empty index's reader has no columns at all
+                raw = reader.column_reader("date", translate=False)
+                dated = reader.column_reader("dated", translate=True)
+                to_datetime = self.index.schema["date"].from_column_value
+                for docnum in reader.all_doc_ids():
+                    if dated[docnum]:
+                        days[docnum] = to_datetime(raw[docnum]).date()
+            self._days = days
+        return self._days
+
+    def cluster_of(self, docnum: int) -> str:
+        """The wire-copy cluster a document belongs to (its own id's when held once)."""
+        return self._cluster_table()[docnum]
 
     def dates(self) -> list[datetime]:
         """Every live article's date (undated ones left out), read from the sortable column."""
