@@ -219,10 +219,13 @@ def search_command(query: tuple[str, ...], index_dir: Path, sort: str, limit: in
 @click.option("--topic", help="Only articles with this topic (e.g. cocoa).")
 @click.option("--normalize", is_flag=True,
               help="Show each period's share of all its articles, not a count.")
+@click.option("--all-copies", is_flag=True,
+              help="Count every copy of a wire story (by default each story counts once).")
 @json_option
 def timeline_command(queries: tuple[str, ...], index_dir: Path, by: str, since: str | None,
                      until: str | None, source: str | None, place: str | None,
-                     topic: str | None, normalize: bool, as_json: bool) -> None:
+                     topic: str | None, normalize: bool, all_copies: bool,
+                     as_json: bool) -> None:
     """When was QUERY in the news: matching articles per period, as a chart.
 
     \b
@@ -240,7 +243,7 @@ def timeline_command(queries: tuple[str, ...], index_dir: Path, by: str, since: 
                               since=parse_date_option(since),
                               until=parse_date_option(until, end=True))
             found = timeline.timelines(archive, queries or ("",), by=by, filters=filters,
-                                       normalize=normalize)
+                                       normalize=normalize, all_copies=all_copies)
         except QueryError as exc:
             raise BadQuery(str(exc)) from None
     if as_json:

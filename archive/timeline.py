@@ -84,16 +84,18 @@ def period_label(start: date, by: str) -> str:
 
 
 def timelines(archive: Archive, queries: Iterable[str], *, by: str = "month",
-              filters: Filters | None = None, normalize: bool = False) -> list[Timeline]:
+              filters: Filters | None = None, normalize: bool = False,
+              all_copies: bool = False) -> list[Timeline]:
     """One timeline per query, all over the same run of periods (so they compare on a chart):
     from the filters' bounds when given, else from the first to the last period any query
-    matches, with the empty periods between them."""
+    matches, with the empty periods between them. ``all_copies`` counts every copy of a wire
+    story (as ``search --all-copies`` lists them; the site's own search does too)."""
     if by not in PERIODS:
         raise ValueError(f"unknown period {by!r}: use one of {', '.join(PERIODS)}")
     days = archive.day_table()
     counted = []
     for text in queries:
-        matches = archive.matching(text, filters=filters)
+        matches = archive.matching(text, filters=filters, all_copies=all_copies)
         per_period: Counter[date] = Counter()
         undated = 0
         for docnum in matches.docnums:

@@ -61,11 +61,12 @@ def test_counts_per_period_add_up_to_the_search_total(which: str,
                                                       request: pytest.FixtureRequest) -> None:
     folder = request.getfixturevalue(which)
     queries = headline_queries(folder, 50, seed=len(which))
-    for by in ("month", "day"):
+    for by, copies in (("month", []), ("day", []), ("year", ["--all-copies"])):
         for query in queries[:50 if by == "month" else 10]:
-            shown = json.loads(invoke("search", query, "--index", folder, "--json").stdout)
-            drawn = json.loads(invoke("timeline", query, "--by", by, "--index", folder,
+            shown = json.loads(invoke("search", query, *copies, "--index", folder,
                                       "--json").stdout)
+            drawn = json.loads(invoke("timeline", query, *copies, "--by", by, "--index",
+                                      folder, "--json").stdout)
             assert sum(p["count"] for p in drawn["periods"]) + drawn["undated"] \
                 == shown["total"] == drawn["total"], (query, by)
             assert drawn["relaxed"] == shown.get("relaxed", False)
