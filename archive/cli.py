@@ -18,7 +18,8 @@ import click
 
 from archive import processes, render, store
 from archive.indexer import Indexer, IndexReport
-from archive.search import Archive, Filters, QueryError, SORTS, page_to_dict, parse_date_option
+from archive.query import Filters, QueryError, parse_date_option
+from archive.search import Archive, SORTS, page_to_dict
 from archive.sources import ReaderOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
