@@ -79,7 +79,7 @@ class ResultsPage:
     hits: tuple[Hit, ...]
     facets: dict[str, tuple[FacetCount, ...]] = field(default_factory=dict)
     suggestion: str | None = None
-    relaxed: bool = False  # no article had every word: these have some (see ``relax``)
+    relaxed: bool = False  # no article had every word: these have some (``query.relax``)
 
     @property
     def pages(self) -> int:
