@@ -121,7 +121,6 @@ class _SegmentFormatter(highlight.Formatter):
         return out
 
 
-
 class Archive:
     """An open index to search; use as a context manager (it holds a Whoosh searcher)."""
 
@@ -172,10 +171,8 @@ class Archive:
             suggestion = query.suggest(self.searcher, self.index.schema, text)
             any_word = query.relax(parsed, text)
             if any_word is not None:
-                results = self._collect(any_word, text,
-                                        sortedby or query.most_words_first(self.searcher,
-                                                                          any_word),
-                                        filter_query)
+                order = sortedby or query.most_words_first(self.searcher, any_word)
+                results = self._collect(any_word, text, order, filter_query)
                 relaxed = not results.is_empty()
         results.fragmenter = highlight.ContextFragmenter(maxchars=snippet_chars, surround=60)
         results.formatter = _SegmentFormatter()
