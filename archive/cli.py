@@ -1,4 +1,6 @@
-"""The ``archive`` command: thin click commands over the modules that do the work.
+"""The ``archive`` command: thin click commands over the modules that do the work. One idea:
+the command line, one short function per command (its options, its errors, its output); it is
+read as a table of contents of what the archive does, so it stays one file.
 
 Exit codes: 0 success; 1 the run failed (or a search found nothing, like grep); 2 a usage or
 query error.
@@ -18,7 +20,8 @@ import click
 
 from archive import processes, render, store, timeline
 from archive.indexer import Indexer, IndexReport
-from archive.search import Archive, Filters, QueryError, SORTS, page_to_dict, parse_date_option
+from archive.query import Filters, QueryError, parse_date_option
+from archive.search import Archive, SORTS, page_to_dict
 from archive.sources import ReaderOptions
 
 F = TypeVar("F", bound=Callable[..., Any])

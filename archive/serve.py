@@ -17,7 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 import jinja2
 
 from archive import render
-from archive.search import Archive, QueryError, SORTS
+from archive.query import QueryError
+from archive.search import Archive, SORTS
 from archive.site import urls
 
 LIVE_PATH = "/live"

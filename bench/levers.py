@@ -15,18 +15,17 @@ changes only query-time settings, never the schema or analyzer:
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from whoosh import query as wq
 from whoosh import scoring
 
 from archive.evaluate import evaluate, read_qrels, read_queries
-from archive.search import SEARCH_FIELDS, Archive
+from archive.query import SEARCH_FIELDS
+from archive.search import Archive
 from bench import testcollections
 from bench.common import DATA, save, table
 

@@ -50,29 +50,7 @@ def archive_build(inputs: list[str], index: str, rebuild: bool, **opts: Any) -> 
             "files_read": report.files_read, "bytes": folder_bytes(Path(index))}
 
 
-def cache_missing_columns() -> None:
-    """Experiment (not applied by the archive): Whoosh's W3PerDocReader caches a field's length
-    column reader only when the column exists, so during a segment flush every posting of a
-    field without lengths (ID, KEYWORD, the spell_* words) costs an ``os.stat``. Cache the
-    absence too."""
-    from whoosh.codec import whoosh3
-
-    original = whoosh3.W3PerDocReader._cached_reader
-
-    def _cached_reader(self, fieldname, column):  # noqa: ANN001 (Whoosh API)
-        missing = self.__dict__.setdefault("_missing_columns", set())
-        if fieldname in missing:
-            return None
-        reader = original(self, fieldname, column)
-        if reader is None:
-            missing.add(fieldname)
-        return reader
-
-    whoosh3.W3PerDocReader._cached_reader = _cached_reader
-
-
-def archive_write(inputs: list[str], index: str, patch: bool = False,
-                  **writer: Any) -> dict[str, Any]:
+def archive_write(inputs: list[str], index: str, **writer: Any) -> dict[str, Any]:
     """Whoosh alone: articles read and enriched first (untimed), then the timed part is
     ``store.add_articles`` + ``commit`` into a fresh index, with the archive's writer settings
     unless ``writer`` overrides them (e.g. ``procs=2, multisegment=True, limitmb=128``)."""
@@ -81,8 +59,6 @@ def archive_write(inputs: list[str], index: str, patch: bool = False,
     from archive import store
 
     articles = read_all(inputs, enrich=True)
-    if patch:
-        cache_missing_columns()
     folder = Path(index)
     if folder.exists():
         shutil.rmtree(folder)

@@ -276,17 +276,17 @@ def test_signatures_and_candidates_match_datasketch(corpus: Path) -> None:
     from datasketch import MinHash, MinHashLSH
     from datasketch.lsh import _optimal_param
 
-    from archive.enrich import duplicates as dup
+    from archive.enrich import duplicates as dup, minhash
 
-    for (threshold, num_perm), params in dup._LSH_PARAMS.items():
+    for (threshold, num_perm), params in minhash.LSH_PARAMS.items():
         assert tuple(_optimal_param(threshold, num_perm, 0.5, 0.5)) == params
     finder = DuplicateFinder()
     lsh = MinHashLSH(threshold=DuplicateFinder().threshold - dup.CANDIDATE_MARGIN, num_perm=128)
-    bands = dup._Bands(*dup._lsh_params(0.65, 128))
+    bands = minhash.Bands(*minhash.lsh_params(0.65, 128))
     texts = [p.read_text("utf-8") for p in sorted(corpus.rglob("*.txt"))] + ["", "one", "a b"]
     ours = {}
     for n, text in enumerate(texts):
-        reference = MinHash(num_perm=128, seed=1, scheme="affine32", hashfunc=dup._hash32)
+        reference = MinHash(num_perm=128, seed=1, scheme="affine32", hashfunc=minhash.hash32)
         reference.update_batch([g.encode("utf-8") for g in dup.shingles(text)])
         signature = finder.signature(text)
         assert signature.hashvalues.dtype == reference.hashvalues.dtype
@@ -301,16 +301,16 @@ def test_signatures_and_candidates_match_datasketch(corpus: Path) -> None:
         reference = MinHash(num_perm=128, seed=1, scheme="affine32", hashvalues=hashes)
         assert bands.query(hashes) == set(lsh.query(reference)), key
     # the bulk insert of a load equals one insert at a time
-    many = dup._Bands(16, 8)
+    many = minhash.Bands(16, 8)
     keys = sorted(ours)
     many.insert_many(keys, __import__("numpy").stack([ours[k] for k in keys]))
-    one = dup._Bands(16, 8)
+    one = minhash.Bands(16, 8)
     for key in keys:
         one.insert(key, ours[key])
     assert many.tables == one.tables
     assert any(isinstance(v, set) for t in one.tables for v in t.values())  # shared bands
     # ...and into tables that already hold some
-    some = dup._Bands(16, 8)
+    some = minhash.Bands(16, 8)
     for key in keys[:5]:
         some.insert(key, ours[key])
     some.insert_many(keys[5:], __import__("numpy").stack([ours[k] for k in keys[5:]]))

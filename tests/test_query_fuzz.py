@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from archive.cli import main
-from archive.search import MAX_QUERY_CHARS, Archive, QueryError, ResultsPage
+from archive.query import MAX_QUERY_CHARS, QueryError
+from archive.search import Archive, ResultsPage
 
 #: pieces of the query language, glued at random: operators, fields, ranges, wildcards...
 TOKENS = ["AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "(", ")", "[", "]", "{", "}", '"', "'",

@@ -9,7 +9,8 @@ import pytest
 from whoosh import query as wq
 
 from archive import ranking
-from archive.search import SEARCH_FIELDS, Archive
+from archive.query import SEARCH_FIELDS
+from archive.search import Archive
 
 
 @pytest.fixture(scope="module")

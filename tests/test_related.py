@@ -17,7 +17,8 @@ from click.testing import CliRunner
 from whoosh import query as wq, sorting
 
 from archive.cli import main
-from archive.search import Archive, Filters
+from archive.query import Filters
+from archive.search import Archive
 
 pytestmark = pytest.mark.corpus
 

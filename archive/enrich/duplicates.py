@@ -20,6 +20,8 @@ articles, so the groups, and their ids (the smallest article id in the group), a
 whatever order articles are added in. Because groups are connected components, A ~ B ~ C puts
 A and C together even when A and C are less alike than the threshold: successive updates of
 one story stay one cluster.
+
+The MinHash and LSH arithmetic itself (datasketch's, reproduced) is ``archive.enrich.minhash``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -35,6 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from archive.article import Article
+from archive.enrich import minhash
+from archive.enrich.minhash import Signature
 
 DEFAULT_THRESHOLD = 0.8
 DEFAULT_NUM_PERM = 128
@@ -43,17 +46,6 @@ SHINGLE_SIZE = 3
 #: Jaccard is checked against the threshold itself. LSH tuned to the threshold proper finds
 #: only about half of the pairs just above it (its S-curve is centred there).
 CANDIDATE_MARGIN = 0.15
-#: datasketch's MinHash settings these signatures reproduce (MinHash(num_perm, seed=1,
-#: scheme="affine32", hashfunc=crc32)): pinned so saved signatures stay comparable.
-_SCHEME = "affine32"
-_SEED = 1
-_MAX32 = 0xFFFFFFFF
-#: datasketch's _FMIX_CONSTANTS[32]: the MurmurHash3 finalizer that pre-mixes each hash
-_FMIX32 = (np.uint32(16), np.uint32(0x85EBCA6B), np.uint32(13), np.uint32(0xC2B2AE35),
-           np.uint32(16))
-#: MinHashLSH's (bands, rows) for (LSH threshold, num_perm), as datasketch's _optimal_param
-#: (equal weights) computes them; other settings ask datasketch (tests compare the two).
-_LSH_PARAMS = {(0.65, 128): (16, 8)}
 #: Bump when the shingling, hash function, scheme or file layout changes: old files are refused.
 _FORMAT_VERSION = 1
 _NON_WORD = re.compile(r"[\W_]+")
@@ -88,9 +80,9 @@ class DuplicateFinder:
     def __init__(self, threshold: float = DEFAULT_THRESHOLD, num_perm: int = DEFAULT_NUM_PERM):
         self.threshold = threshold
         self.num_perm = num_perm
-        self._a, self._b = _permutations(num_perm)
-        self._empty = np.full(num_perm, _MAX32, dtype=np.uint64)
-        self._lsh = _Bands(*_lsh_params(max(0.1, threshold - CANDIDATE_MARGIN), num_perm))
+        self._empty = np.full(num_perm, minhash.MAX32, dtype=np.uint64)
+        self._lsh = minhash.Bands(*minhash.lsh_params(max(0.1, threshold - CANDIDATE_MARGIN),
+                                                      num_perm))
         self._hashes: dict[str, np.ndarray] = {}
         self._exact: dict[bytes, set[str]] = {}
         self._neighbours: dict[str, set[str]] = {}
@@ -111,26 +103,15 @@ class DuplicateFinder:
     def signature(self, text: str) -> Signature:
         """MinHash of the text's word 3-grams (see ``shingles``): the values datasketch's
         ``MinHash(num_perm, seed=1, scheme="affine32", hashfunc=crc32).update_batch`` gives,
-        computed here in one numpy pass (and without importing datasketch, ~1 s)."""
-        grams = shingles(text)
-        values = np.full(self.num_perm, _MAX32, dtype=np.uint32)
-        if grams:
-            hv = np.fromiter((zlib.crc32(g.encode("utf-8")) for g in grams), dtype=np.uint32,
-                             count=len(grams))
-            s1, m1, s2, m2, s3 = _FMIX32
-            hv = hv ^ (hv >> s1)
-            hv = hv * m1
-            hv = hv ^ (hv >> s2)
-            hv = hv * m2
-            hv = hv ^ (hv >> s3)
-            values = np.minimum(values, (hv.reshape(-1, 1) * self._a + self._b).min(axis=0))
-        return Signature(values)
+        computed in one numpy pass (``archive.enrich.minhash``)."""
+        return minhash.signature(shingles(text), self.num_perm)
 
     def add(self, article_id: str, signature: Signature) -> str:
         """Index one article and return its cluster id; re-adding an id replaces it."""
         if article_id in self._hashes:
             self.remove(article_id)
-        if (signature.seed, signature.scheme, len(signature)) != (_SEED, _SCHEME, self.num_perm):
+        if (signature.seed, signature.scheme, len(signature)) != (minhash.SEED, minhash.SCHEME,
+                                                                    self.num_perm):
             raise ValueError("signature was not made by DuplicateFinder.signature")
         hashes = np.asarray(signature.hashvalues, dtype=np.uint64).copy()
         empty = self._is_empty(hashes)  # no words: nothing to compare, a cluster of its own
@@ -183,9 +164,9 @@ class DuplicateFinder:
         """Write signatures and similarity edges to an ``.npz`` file, atomically.
 
         Uncompressed and as 32-bit values (the affine32 scheme's range; ``load`` widens them
-        again): on Reuters 14.1 MB written in 0.16 s, where zlib over 64-bit values gave
-        12.2 MB in about 1.5 s, paid at every commit (MinHash values are random). The
-        cluster counts ride along so a run that changes nothing can report them unloaded.
+        again): MinHash values are random, so zlib saved little and cost many times the
+        write, paid at every commit. The cluster counts ride along so a run that changes
+        nothing can report them unloaded.
         """
         ids = sorted(self._hashes)
         index = {article_id: i for i, article_id in enumerate(ids)}
@@ -196,7 +177,7 @@ class DuplicateFinder:
             hashes = hashes.astype(np.uint32)
         clusters = self.clusters()
         arrays = {
-            "params": np.array([_FORMAT_VERSION, self.num_perm, _SEED]),
+            "params": np.array([_FORMAT_VERSION, self.num_perm, minhash.SEED]),
             "threshold": np.array([self.threshold]),
             "ids": np.array(ids, dtype=str),
             "hashes": hashes,
@@ -223,7 +204,7 @@ class DuplicateFinder:
         """Read a finder written by ``save``; the clusters are exactly those that were saved."""
         with np.load(path, allow_pickle=False) as data:
             version, num_perm, seed = (int(v) for v in data["params"])
-            if version != _FORMAT_VERSION or seed != _SEED:
+            if version != _FORMAT_VERSION or seed != minhash.SEED:
                 raise ValueError(f"{path}: unsupported duplicate index (version {version})")
             finder = cls(threshold=float(data["threshold"][0]), num_perm=num_perm)
             ids = [str(i) for i in data["ids"]]
@@ -234,7 +215,8 @@ class DuplicateFinder:
         """Articles identical to, or LSH candidates at least ``threshold`` similar to, this one."""
         found = set(self._exact.get(hashes.tobytes(), ()))
         for other in self._lsh.query(hashes):
-            if other not in found and _jaccard(hashes, self._hashes[other]) >= self.threshold:
+            if other not in found and \
+                    minhash.jaccard(hashes, self._hashes[other]) >= self.threshold:
                 found.add(other)
         return found
 
@@ -294,120 +276,6 @@ class DuplicateFinder:
         """True for the signature of a text with no words (every slot at its initial value)."""
         return bool(np.array_equal(hashes, self._empty))
 
-class Signature:
-    """A MinHash signature: what DuplicateFinder.add takes (a datasketch MinHash made with
-    the same settings is accepted too)."""
-
-    __slots__ = ("hashvalues", "seed", "scheme")
-
-    def __init__(self, hashvalues: np.ndarray):
-        self.hashvalues = hashvalues
-        self.seed = _SEED
-        self.scheme = _SCHEME
-
-    def __len__(self) -> int:
-        return len(self.hashvalues)
-
-
-class _Bands:
-    """MinHash LSH: the candidates of a signature are the signatures equal to it in at least
-    one of ``bands`` bands of ``rows`` values (datasketch's MinHashLSH, in-memory storage).
-
-    A band key held by one article maps to its id, by several to a set of ids: most keys
-    are held once, and a set each cost ~70 MB on Reuters' 21,578 articles.
-    """
-
-    def __init__(self, bands: int, rows: int):
-        self.ranges = [(i * rows, (i + 1) * rows) for i in range(bands)]
-        self.tables: list[dict[bytes, str | set[str]]] = [{} for _ in range(bands)]
-
-    def _keys(self, hashes: np.ndarray) -> list[bytes]:
-        values = hashes.astype(np.uint32)
-        return [values[start:end].tobytes() for start, end in self.ranges]
-
-    @staticmethod
-    def _put(table: dict[bytes, str | set[str]], band: bytes, key: str) -> None:
-        found = table.get(band)
-        if found is None:
-            table[band] = key
-        elif isinstance(found, str):
-            if found != key:
-                table[band] = {found, key}
-        else:
-            found.add(key)
-
-    def insert(self, key: str, hashes: np.ndarray) -> None:
-        for table, band in zip(self.tables, self._keys(hashes)):
-            self._put(table, band, key)
-
-    def insert_many(self, keys: list[str], rows: np.ndarray) -> None:
-        """``insert`` of each row, done by numpy and dict builds where it can (a load).
-
-        Into an empty table a band's keys go in with one ``dict.update`` and only the rows
-        whose band value is shared (found by ``np.unique``) are grouped in Python: loading
-        Reuters' 21,578 signatures took 0.45 s key by key.
-        """
-        values = rows.astype(np.uint32)
-        for table, (start, end) in zip(self.tables, self.ranges):
-            band = np.ascontiguousarray(values[:, start:end])
-            packed = band.view(np.dtype((np.void, band.shape[1] * band.itemsize))).ravel()
-            column = packed.tolist()
-            if table:
-                for key, value in zip(keys, column):
-                    self._put(table, value, key)
-                continue
-            table.update(zip(column, keys))
-            if len(table) == len(column):
-                continue
-            _, inverse, counts = np.unique(packed, return_inverse=True, return_counts=True)
-            shared: dict[bytes, set[str]] = {}
-            for n in np.flatnonzero(counts[inverse.ravel()] > 1).tolist():
-                shared.setdefault(column[n], set()).add(keys[n])
-            table.update(shared)
-
-    def remove(self, key: str, hashes: np.ndarray) -> None:
-        for table, band in zip(self.tables, self._keys(hashes)):
-            found = table[band]
-            if isinstance(found, str):
-                del table[band]
-                continue
-            found.discard(key)
-            if len(found) == 1:
-                table[band] = next(iter(found))
-
-    def query(self, hashes: np.ndarray) -> set[str]:
-        out: set[str] = set()
-        for table, band in zip(self.tables, self._keys(hashes)):
-            found = table.get(band)
-            if found is None:
-                continue
-            if isinstance(found, str):
-                out.add(found)
-            else:
-                out |= found
-        return out
-
-
-_PERMUTATIONS: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-
-def _permutations(num_perm: int) -> tuple[np.ndarray, np.ndarray]:
-    """datasketch's affine32 permutations for seed 1: h -> a * h + b mod 2^32, a odd."""
-    if num_perm not in _PERMUTATIONS:
-        gen = np.random.RandomState(_SEED)
-        a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
-        b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
-        _PERMUTATIONS[num_perm] = (a, b)
-    return _PERMUTATIONS[num_perm]
-
-
-def _lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
-    params = _LSH_PARAMS.get((round(threshold, 6), num_perm))
-    if params is None:  # datasketch's optimiser (imports scipy: about a second)
-        from datasketch.lsh import _optimal_param
-        params = _optimal_param(threshold, num_perm, 0.5, 0.5)
-    return params
-
 
 def assign_clusters(articles: Iterable[Article], threshold: float = DEFAULT_THRESHOLD,
                     num_perm: int = DEFAULT_NUM_PERM) -> dict[str, str]:
@@ -418,21 +286,6 @@ def assign_clusters(articles: Iterable[Article], threshold: float = DEFAULT_THRE
         finder.add(article.id, finder.signature(article_text(article)))
         ids.append(article.id)
     return {article_id: finder.cluster_of(article_id) for article_id in ids}
-
-
-def _hash32(data: bytes) -> int:
-    """CRC-32 of a shingle (the hash ``signature`` uses): stable across runs and machines,
-    and far faster than SHA-1.
-
-    Collisions among the few hundred shingles of one article are rare enough to be noise next
-    to MinHash's own estimation error.
-    """
-    return zlib.crc32(data)
-
-
-def _jaccard(a: np.ndarray, b: np.ndarray) -> float:
-    """Estimated Jaccard similarity: the share of MinHash slots two signatures agree on."""
-    return float(np.count_nonzero(a == b)) / len(a)
 
 
 def _component(neighbours: dict[str, set[str]], start: str) -> Iterator[str]:

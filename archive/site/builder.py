@@ -22,7 +22,8 @@ import jinja2
 
 from archive import __version__, processes, render, store
 from archive.article import Article
-from archive.search import Archive, FacetCount, Filters, Hit, ResultsPage
+from archive.query import Filters
+from archive.search import Archive, FacetCount, Hit, ResultsPage
 from archive.site import chart, urls
 from archive.site.files import OutputFolder
 
