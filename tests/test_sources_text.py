@@ -240,3 +240,43 @@ def test_an_explicit_date_is_not_overridden_by_dates_in_the_text() -> None:
     explicit = Article(id="x", title="t", body="Written on August 27, 2017.", path="x.txt",
                        date=datetime(2020, 1, 2), date_source="explicit")
     assert enrich(explicit) == explicit
+
+
+# --- encodings: byte-order mark, UTF-8, a detector for other scripts, then Windows-1252 ------
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be", "utf-32", "utf-32-be"])
+def test_utf16_and_utf32_with_a_byte_order_mark_are_read(tmp_path: Path, codec: str) -> None:
+    text = "Caf\u00e9 owners protest\n\nOwners in S\u00e3o Paulo said the rules cost \u00a3100.\n"
+    bom = {"utf-16": b"", "utf-32": b"", "utf-16-be": b"\xfe\xff",
+           "utf-32-be": b"\x00\x00\xfe\xff"}[codec]
+    article, source = read_one(tmp_path, "wide.txt", bom + text.encode(codec))
+    assert article.title == "Caf\u00e9 owners protest"
+    assert "S\u00e3o Paulo" in article.body and "\u00a3100" in article.body
+    assert source.warnings == []
+
+
+def test_a_byte_order_mark_on_bytes_that_do_not_follow_it_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(IngestError) as caught:
+        read_one(tmp_path, "torn.txt", b"\xff\xfeH\x00i\x00\x00\xd8")  # a lone surrogate
+    assert caught.value.path == "news/torn.txt" and "UTF-16" in caught.value.reason
+
+
+def test_text_in_another_script_is_decoded_by_the_detector_and_the_warning_says_so(
+        tmp_path: Path) -> None:
+    headline = "\u0627\u0644\u062d\u0643\u0648\u0645\u0629 \u062a\u0631\u0641\u0639 \u0627\u0644\u0623\u0633\u0639\u0627\u0631"
+    sentence = ("\u0642\u0627\u0644\u062a \u0627\u0644\u062d\u0643\u0648\u0645\u0629 "
+                "\u0627\u0644\u064a\u0648\u0645 \u0625\u0646 \u0627\u0644\u0627\u0642\u062a\u0635\u0627\u062f "
+                "\u064a\u0646\u0645\u0648 \u0628\u0633\u0631\u0639\u0629 \u0643\u0628\u064a\u0631\u0629. ")
+    text = f"{headline}\n\n{sentence * 12}\n"
+    article, source = read_one(tmp_path, "arabic.txt", text.encode("cp1256"))
+    assert article.title == headline
+    assert article.body.startswith(sentence.strip()[:20])
+    assert len(source.warnings) == 1
+    assert "cp1256" in str(source.warnings[0]) and "charset-normalizer" in str(source.warnings[0])
+
+
+def test_an_extensionless_utf16_file_is_text_not_binary(tmp_path: Path) -> None:
+    (tmp_path / "news").mkdir()
+    path = tmp_path / "news" / "STORY"
+    path.write_bytes("Harbour bridge reopens\n\nThe bridge opened today.\n".encode("utf-16"))
+    assert format_of(SourceFile(path, "news/STORY")) == "text"
