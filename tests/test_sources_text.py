@@ -280,3 +280,50 @@ def test_an_extensionless_utf16_file_is_text_not_binary(tmp_path: Path) -> None:
     path = tmp_path / "news" / "STORY"
     path.write_bytes("Harbour bridge reopens\n\nThe bridge opened today.\n".encode("utf-16"))
     assert format_of(SourceFile(path, "news/STORY")) == "text"
+
+
+# --- inferred dates: only evidence that dates the article ----------------------------------
+
+@pytest.mark.parametrize("lead", [
+    "Novelist Arthur Hailey, who was born in Luton, Bedfordshire, on 5 April 1920, has died.",
+    "The singer vanished 10 years ago, on 1 February 1995, and was never found.",
+    "Banks must fall in line with the rules until 15 July 2006, regulators said.",
+    "Profits rose 76% in the three months to 31 December 2004, the firm said.",
+    "Mobile phones marked the anniversary of the first call, made on 1 January 1985.",
+])
+def test_a_lead_date_that_is_some_other_day_does_not_date_the_article(tmp_path: Path,
+                                                                      lead: str) -> None:
+    article, _ = read_one(tmp_path, "story.txt", f"A headline\n\n{lead}\n\nMore text.\n")
+    assert article.date is None and article.date_source == "unknown"
+
+
+def test_a_date_deep_in_the_body_does_not_date_the_article(tmp_path: Path) -> None:
+    body = "Officials met again to discuss the plan. " * 20
+    article, _ = read_one(tmp_path, "story.txt", f"A headline\n\n{body}\n\n"
+                          "The first talks were held on 7 March 2003.\n")
+    assert article.date is None
+
+
+def test_a_date_never_runs_across_a_line_break(tmp_path: Path) -> None:
+    article, _ = read_one(tmp_path, "fixture.txt",
+                          "Blackburn v Everton\n\nEwood Park\n\nTuesday, 1 March\n\n2000 GMT\n")
+    assert article.date is None
+
+
+def test_the_news_day_in_the_lead_dates_the_article(tmp_path: Path) -> None:
+    article, _ = read_one(tmp_path, "story.txt", "Harbour reopens\n\nThe harbour reopened on "
+                          "June 5, 2016 after repairs that began on 2 May 2015.\n")
+    assert article.date == datetime(2016, 6, 5) and article.date_source == "inferred"
+
+
+@pytest.mark.corpus
+def test_bbc_inferred_dates_fall_in_its_years(corpora_dir: Path) -> None:
+    """Every BBC story is from 2004-2005; none carries a date where news copy dates itself,
+    and the 49 birthdays, anniversaries and deadlines once taken for dates are gone."""
+    inferred = []
+    for path in sorted((corpora_dir / "bbc").glob("*/*.txt")):
+        article = enrich(next(iter(read(SourceFile(path, path.name)))))
+        if article.date_source == "inferred":
+            inferred.append(article.date.year)
+    assert sum(year in (2004, 2005) for year in inferred) >= 0.95 * len(inferred)
+    assert not [year for year in inferred if year not in (2004, 2005)]
