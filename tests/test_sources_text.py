@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from pathlib import Path
@@ -13,6 +14,7 @@ from archive.enrich import enrich
 from archive.enrich.dates import dates_in
 from archive.sources import IngestError, SourceFile, format_of
 from archive.sources.text import TITLE_LENGTH, read
+from cli_checks import invoke
 
 SEED_FILE = "000_ded2ed7496c25a53.txt"
 
@@ -327,3 +329,43 @@ def test_bbc_inferred_dates_fall_in_its_years(corpora_dir: Path) -> None:
             inferred.append(article.date.year)
     assert sum(year in (2004, 2005) for year in inferred) >= 0.95 * len(inferred)
     assert not [year for year in inferred if year not in (2004, 2005)]
+
+
+# --- sources: only a sign-off naming a known outlet ----------------------------------------
+
+@pytest.mark.parametrize("line, source", [
+    ("Reuters", "Reuters"), ("-- BBC News", "BBC News"), ("(AP)", "AP"),
+    ("Reuters/AFP", "Reuters/AFP"), ("\u00a9 Agence France-Presse", "Agence France-Presse"),
+])
+def test_a_closing_line_naming_a_known_outlet_is_the_source(tmp_path: Path, line: str,
+                                                            source: str) -> None:
+    article, _ = read_one(tmp_path, "story.txt",
+                          f"Harbour reopens\n\nThe harbour reopened today.\n\n{line}\n")
+    assert article.source == source and line not in article.body
+
+
+@pytest.mark.parametrize("line", ["P O'Brien (New Zealand)", "WINNERS (once)", "Smith and Jones",
+                                  "School Of Rock"])
+def test_a_short_closing_line_that_names_no_outlet_stays_in_the_body(tmp_path: Path,
+                                                                     line: str) -> None:
+    article, _ = read_one(tmp_path, "story.txt",
+                          f"Wales v England\n\nThe match is on Saturday.\n\n{line}\n")
+    assert article.source == "" and article.body.endswith(line)
+
+
+def test_an_archive_adds_its_own_outlets(tmp_path: Path) -> None:
+    news = tmp_path / "news"
+    news.mkdir()
+    (news / "story.txt").write_text("Harbour reopens\n\nThe harbour reopened.\n\nHarbour Gazette\n")
+    result = invoke("index", news, "--index", tmp_path / "index", "--source-name",
+                    "Harbour Gazette", "--json")
+    assert result.exit_code == 0, result.output
+    shown = invoke("search", "harbour", "--index", tmp_path / "index", "--json")
+    assert [h["source"] for h in json.loads(shown.stdout)["hits"]] == ["Harbour Gazette"]
+
+
+@pytest.mark.corpus
+def test_no_bbc_story_gets_a_source_from_a_line_that_is_not_one(corpora_dir: Path) -> None:
+    sources = {enrich(next(iter(read(SourceFile(p, p.name))))).source
+               for p in sorted((corpora_dir / "bbc").glob("*/*.txt"))}
+    assert sources == {""}

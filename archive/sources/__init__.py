@@ -71,6 +71,8 @@ class ReaderOptions:
     """Per-run settings that readers may consult (e.g. ``--map title=headline``)."""
 
     field_map: dict[str, str] = field(default_factory=dict)
+    #: outlets besides ``outlets.KNOWN_OUTLETS`` whose name may close an article
+    source_names: tuple[str, ...] = ()
 
 
 @dataclass

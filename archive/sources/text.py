@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 from archive.article import Article
 from archive.sources import IngestError, SourceFile
+from archive.sources.outlets import signoff_source
 
 TITLE_LENGTH = 90
 
@@ -66,8 +67,9 @@ def parse_text(text: str, source: SourceFile, **explicit: object) -> Article | N
         if _CREDITS.match(para):
             credits = para.strip("()")
             continue
-        if index == len(paragraphs) - 1 and body and is_signoff(para):
-            signoff = para
+        if index == len(paragraphs) - 1 and body and is_signoff(para) \
+                and (named := signoff_source(para, source.options.source_names)):
+            signoff = named
             continue
         body.append(para)
 
@@ -101,7 +103,7 @@ def is_signoff(para: str) -> bool:
     """A short closing line naming the source: ``Reuters``, ``AP``, ``-- BBC News``."""
     words = para.strip(" -\u2013\u2014").split()
     return 0 < len(words) <= 4 and len(para) <= 40 and not re.search(r"[.!?,;:]$", para) \
-        and all(w[:1].isupper() or w[:1] in "&(" for w in words)
+        and all(w[:1].isupper() or w[:1] in "&(\u00a9" for w in words)
 
 
 def lead_title(body: str, limit: int = TITLE_LENGTH) -> str:
