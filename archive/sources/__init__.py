@@ -200,7 +200,7 @@ _BY_EXTENSION: dict[str, str] = {
 #: formats a research collection or a crawl ships many articles per file in: a folder mostly
 #: of these is a collection whose loose ``.txt`` files are its notes and word lists. Record
 #: files (JSON, CSV) are left out: beside ``.txt`` articles they are manifests, not the news.
-COLLECTION_FORMATS = {"reuters", "warc", "feeds"}
+COLLECTION_FORMATS = {"reuters", "trec", "warc", "feeds"}
 
 #: names of documentation files that are never articles
 _DOC_NAMES = {"readme", "license", "licence", "copying", "provenance", "changelog", "authors",
@@ -231,6 +231,8 @@ def sniff(head: bytes) -> str | None:
         return "warc"
     if lower.startswith(b"<!doctype lewis") or lower.startswith(b"<reuters"):
         return "reuters"
+    if re.match(rb"<doc[\s>]", lower):
+        return "trec"
     if lower.startswith(b"<?xml") or lower.startswith(b"<rss") or lower.startswith(b"<feed") \
             or lower.startswith(b"<rdf"):
         if b"<rss" in lower or b"<feed" in lower or b"<rdf:rdf" in lower:
@@ -280,8 +282,10 @@ def classify(source: SourceFile) -> tuple[str | None, str]:
 def _format_from(suffix: str, head: bytes) -> str | None:
     if suffix in _BY_EXTENSION:
         chosen = _BY_EXTENSION[suffix]
-        if chosen == "text" and sniff(head) == "markdown":
-            return "markdown"
+        sniffed = sniff(head)
+        if chosen == "text" and sniffed in ("markdown", "trec") \
+                or chosen == "reuters" and sniffed == "trec":
+            return sniffed
         if suffix == ".xml" or chosen == "feeds":
             return sniff(head) or chosen
         return chosen
