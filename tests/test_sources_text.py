@@ -13,7 +13,8 @@ from archive.article import Article, make_id
 from archive.enrich import enrich
 from archive.enrich.dates import dates_in
 from archive.sources import IngestError, SourceFile, format_of
-from archive.sources.text import TITLE_LENGTH, read
+from archive.sources.fields import TITLE_LENGTH
+from archive.sources.text import read
 from cli_checks import invoke
 
 SEED_FILE = "000_ded2ed7496c25a53.txt"
@@ -369,3 +370,61 @@ def test_no_bbc_story_gets_a_source_from_a_line_that_is_not_one(corpora_dir: Pat
     sources = {enrich(next(iter(read(SourceFile(p, p.name))))).source
                for p in sorted((corpora_dir / "bbc").glob("*/*.txt"))}
     assert sources == {""}
+
+
+# --- header blocks: one field a line, marked alike, before the body ------------------------
+
+WIRE_HEADER = """\
+-- Greek PM says talks with lenders going well
+-- By Renee Maltezou
+-- Mon Jan 2, 2012 9:30am EST
+-- http://www.example.com/article/2012/01/02/greece-idUSL6E8C20KJ20120102
+
+ATHENS (Reuters) - Greece's prime minister said on Monday talks with private creditors
+on a debt swap were going well.
+
+The talks resume on Wednesday.
+
+(Reporting by Renee Maltezou; Editing by Ruth Pitchford)
+"""
+
+
+def test_a_wire_header_block_gives_headline_byline_time_and_address(tmp_path: Path) -> None:
+    article, _ = read_one(tmp_path, "wire.txt", WIRE_HEADER)
+    assert article.title == "Greek PM says talks with lenders going well"
+    assert article.author == "Renee Maltezou"
+    assert article.date == datetime(2012, 1, 2, 14, 30) and article.date_source == "explicit"
+    assert article.url.startswith("http://www.example.com/article/2012/01/02/")
+    assert article.source == "Reuters" and article.dateline == "Athens"
+    assert article.body.startswith("Greece's prime minister said on Monday")
+    assert article.body.endswith("The talks resume on Wednesday.")
+    assert article.credits.startswith("Reporting by Renee Maltezou")
+
+
+@pytest.mark.parametrize("marks", ["# ", "> ", "* ", "\u2014 ", "== "])
+def test_any_shared_mark_opens_a_header_block(tmp_path: Path, marks: str) -> None:
+    text = (f"{marks}Harbour bridge reopens\n{marks}By Ana Torres\n{marks}June 5, 2016\n\n"
+            "The bridge reopened after repairs, officials said.\n")
+    article, _ = read_one(tmp_path, "story.txt", text)
+    assert (article.title, article.author, article.date) == (
+        "Harbour bridge reopens", "Ana Torres", datetime(2016, 6, 5))
+    assert article.body == "The bridge reopened after repairs, officials said."
+
+
+def test_key_value_header_lines(tmp_path: Path) -> None:
+    text = ("Title: Harbour bridge reopens\nAuthor: Ana Torres\nDate: 2016-06-05 09:30\n"
+            "URL: https://example.org/bridge\n\nThe bridge reopened.\n")
+    article, _ = read_one(tmp_path, "story.txt", text)
+    assert (article.title, article.author, article.url) == (
+        "Harbour bridge reopens", "Ana Torres", "https://example.org/bridge")
+    assert article.date == datetime(2016, 6, 5, 9, 30) and article.body == "The bridge reopened."
+
+
+@pytest.mark.parametrize("text", [
+    "- apples\n- pears\n- plums\n\nA shopping list, not a header.\n",
+    "Note: the bridge is closed\nWarning: expect delays\n\nDrivers should plan ahead.\n",
+])
+def test_a_list_at_the_top_is_not_a_header_block(tmp_path: Path, text: str) -> None:
+    article, _ = read_one(tmp_path, "story.txt", text)
+    assert article.author == "" and article.date is None and article.url == ""
+    assert text.split("\n")[0].lstrip("- ") in article.title + article.body
