@@ -86,6 +86,10 @@ def main() -> None:
 @click.option("--rebuild", is_flag=True, help="Delete the index and build it afresh.")
 @click.option("--map", "field_map", metavar="FIELD=KEY,...", default="",
               help="For JSON/CSV: which record key fills which field, e.g. title=headline,body=story.")
+@click.option("--source-name", "source_names", metavar="NAME", multiple=True,
+              help="An outlet whose name may close an article as its sign-off, besides the "
+                   "known agencies and papers (repeatable; files already indexed are re-read "
+                   "with --rebuild).")
 @click.option("--lock-timeout", type=float, default=10.0, show_default=True,
               help="Seconds to wait for another indexing run to finish.")
 @click.option("--commit-every", type=click.IntRange(1), default=5000, hidden=True,
@@ -94,15 +98,15 @@ def main() -> None:
               help="Show a progress bar (default: only on a terminal).")
 @json_option
 def index_command(paths: tuple[Path, ...], index_dir: Path, rebuild: bool, field_map: str,
-                  lock_timeout: float, commit_every: int, progress: bool | None,
-                  as_json: bool) -> None:
+                  source_names: tuple[str, ...], lock_timeout: float, commit_every: int,
+                  progress: bool | None, as_json: bool) -> None:
     """Add PATHS (files or folders, default seeds/) to the index, incrementally.
 
     Unchanged files are not read again, changed ones are re-read, and articles of files that
     disappeared from an indexed folder are removed. Bad files are reported and skipped.
     """
     inputs = list(paths) or [Path("seeds")]
-    options = ReaderOptions(field_map=parse_field_map(field_map))
+    options = ReaderOptions(field_map=parse_field_map(field_map), source_names=source_names)
     indexer = Indexer(index_dir, lock_timeout=lock_timeout, commit_every=commit_every,
                       options=options)
     show_bar = sys.stderr.isatty() if progress is None else progress

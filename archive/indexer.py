@@ -19,8 +19,8 @@ from archive import store
 from archive.article import Article
 from archive.enrich import enrich
 from archive.enrich.duplicates import DuplicateFinder
-from archive.sources import Discovery, IngestError, ReaderOptions, SourceFile, discover, \
-    format_of, read_articles
+from archive.sources import Discovery, IngestError, NotAnArticleFile, PassedOver, \
+    ReaderOptions, SourceFile, classify, discover, read_articles
 
 
 @dataclass
@@ -32,24 +32,41 @@ class IndexReport:
     removed: int = 0        # articles whose file disappeared or lost them
     unchanged: int = 0      # articles in files that did not change
     files_read: int = 0
-    passed_over: int = 0    # non-article files (images, binaries, docs) skipped quietly
+    passed_over: list[PassedOver] = field(default_factory=list)  # non-article files, and why
     clusters: int = 0       # wire-copy clusters (stories held more than once)
     copies: int = 0         # articles beyond the first in those clusters
     repaired: int = 0       # extra copies of articles the index held twice (damage), deleted
     skipped: list[IngestError] = field(default_factory=list)   # files that gave no article
     warnings: list[IngestError] = field(default_factory=list)  # problems that lost less
 
+    def passed_over_by_rule(self, names: int = 3) -> list[tuple[str, int, list[str]]]:
+        """(rule, how many files, the first few of them) for each rule that passed files over."""
+        by_rule: dict[str, list[str]] = {}
+        for passed in self.passed_over:
+            by_rule.setdefault(passed.rule, []).append(passed.path)
+        return [(rule, len(paths), paths[:names]) for rule, paths in by_rule.items()]
+
     def to_dict(self) -> dict[str, object]:
         return {
             "added": self.added, "updated": self.updated, "removed": self.removed,
             "unchanged": self.unchanged, "files_read": self.files_read,
-            "passed_over": self.passed_over, "clusters": self.clusters,
+            "passed_over": len(self.passed_over),
+            "passed_over_files": [{"path": printable(p.path), "rule": p.rule}
+                                  for p in self.passed_over],
+            "clusters": self.clusters,
             "copies": self.copies, "repaired": self.repaired,
-            "skipped": [{"path": e.path, "line": e.line, "reason": e.reason}
+            "skipped": [{"path": printable(e.path), "line": e.line, "reason": e.reason}
                         for e in self.skipped],
-            "warnings": [{"path": e.path, "line": e.line, "reason": e.reason}
+            "warnings": [{"path": printable(e.path), "line": e.line, "reason": e.reason}
                          for e in self.warnings],
         }
+
+
+def printable(path: str) -> str:
+    """A file name as JSON can carry it: bytes that were not UTF-8 (kept by the file system
+    layer as lone surrogates) become U+FFFD."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace") \
+        if any("\udc80" <= c <= "\udcff" for c in path) else path
 
 
 Progress = Callable[[SourceFile], None]
@@ -104,7 +121,7 @@ class Indexer:
         if on_total:
             on_total(len(sources))
         report.skipped.extend(discovery.problems)
-        report.passed_over += discovery.passed_over
+        report.passed_over.extend(discovery.passed_over)
         # One lock for the whole run, taken before the folder is looked at: a second run
         # waits, then finds the index, manifest and finder this one committed (store.IndexLock)
         with store.IndexLock(self.folder, self.lock_timeout) as lock:
@@ -222,13 +239,20 @@ class Indexer:
                 info.st_size, info.st_mtime_ns, digest, old.articles)
             report.unchanged += old.articles
             return
-        format_name = format_of(source)
-        if format_name is None:
-            report.passed_over += 1
+        format_name, rule = classify(source)
+        articles, error = self._read(source, format_name) if format_name else ([], None)
+        if format_name:
+            report.files_read += 1
+            report.warnings.extend(source.warnings)
+        if isinstance(error, NotAnArticleFile) and not articles:
+            format_name, rule = None, error.rule
+        if format_name is None:  # never an article; articles an older run took from it go
+            report.passed_over.append(PassedOver(source.relative, rule))
+            if old or source.relative in self.indexed:
+                self._forget(w, source.relative)
+                report.removed += old.articles if old else 0
+                pending.gone.append(source.relative)
             return
-        articles, error = self._read(source, format_name)
-        report.files_read += 1
-        report.warnings.extend(source.warnings)
         if error is not None and not articles:
             report.skipped.append(error)
             if old or source.relative in self.indexed:  # the file broke: keep nothing stale

@@ -184,15 +184,16 @@ def test_rebuild_starts_afresh(cli, news_dir, seeds_dir) -> None:  # noqa: ANN00
 def test_empty_and_binary_files_are_skipped_with_reasons_and_the_rest_go_in(cli, news_dir) -> None:  # noqa: ANN001
     (news_dir / "empty.txt").write_bytes(b"")
     (news_dir / "binary.txt").write_bytes(BINARY)
-    (news_dir / "photo.png").write_bytes(BINARY)   # not an article file: passed over quietly
+    (news_dir / "photo.png").write_bytes(BINARY)   # not an article file: passed over, named
     result = cli("index", news_dir, "--no-progress")
     assert result.exit_code == 0
     assert "skipped: news/binary.txt: binary file (contains NUL bytes)\n" in result.stdout
     assert "skipped: news/empty.txt: empty file (no text)\n" in result.stdout
     assert ("5 added, 0 updated, 0 removed, 0 unchanged, 2 skipped, "
-            "1 non-article files passed over (7 files read") in unwrapped(result.stdout)
+            "1 non-article file passed over (7 files read") in unwrapped(result.stdout)
     assert cli.json("stats")["articles"] == 5
-    assert "photo" not in result.stdout
+    assert [line for line in result.stdout.splitlines() if "photo" in line] == [
+        "passed over (not an article format): news/photo.png"]
 
 
 def test_skipped_files_in_json(cli, news_dir) -> None:  # noqa: ANN001

@@ -9,10 +9,12 @@ loses only one record, so one bad record never costs the rest of the file.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import importlib
 import io
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -38,11 +40,39 @@ class IngestError(Exception):
         return f"{where}: {self.reason}"
 
 
+class NotAnArticleFile(IngestError):
+    """A file a reader recognises as something beside the articles (a manifest, a data
+    table): passed over and named in the summary under ``rule``, never skipped as broken."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str, rule: str):
+        super().__init__(path, reason)
+        self.rule = rule
+
+
+@dataclass(frozen=True)
+class PassedOver:
+    """A file the run did not read as articles, and the rule that decided it."""
+
+    path: str
+    rule: str
+
+
+#: the rules that pass a file over, as the summary names them
+DOCUMENTATION = "documentation"
+CHECKSUMS = "checksum list"
+NOT_REGULAR = "not a regular file"
+COLLECTION_NOTES = "notes beside a collection"
+NOT_ARTICLE_FORMAT = "not an article format"
+MANIFEST = "manifest or data file"
+
+
 @dataclass(frozen=True)
 class ReaderOptions:
     """Per-run settings that readers may consult (e.g. ``--map title=headline``)."""
 
     field_map: dict[str, str] = field(default_factory=dict)
+    #: outlets besides ``outlets.KNOWN_OUTLETS`` whose name may close an article
+    source_names: tuple[str, ...] = ()
 
 
 @dataclass
@@ -94,18 +124,63 @@ class SourceFile:
                                 newline="")
 
 
+#: byte-order marks, longest first (UTF-32 LE's starts with UTF-16 LE's)
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+
+#: below this share of bytes >= 0x80 a file that is not UTF-8 is read as Windows-1252: text
+#: in a Latin script has a few accented letters or a currency sign, too little for a detector
+#: to tell one legacy code page from another (it takes the BBC's one Latin-1 file for
+#: Japanese); a file written mostly in high bytes is in another script, and there it can
+_DETECT_ABOVE = 0.2
+
+
+def bom_encoding(data: bytes) -> str | None:
+    """The Unicode encoding a byte-order mark at the start of ``data`` names, if any."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return name
+    return None
+
+
 def decode_text(data: bytes, source: SourceFile) -> str:
+    """Text by byte-order mark, then UTF-8, then a detector for a mostly non-ASCII file, then
+    Windows-1252; a warning names what decided when it was not UTF-8."""
+    bom = bom_encoding(data)
+    if bom and bom != "utf-8-sig":
+        try:
+            return data.decode(bom)
+        except UnicodeDecodeError as exc:
+            raise IngestError(source.relative, f"starts with a {bom.upper()} byte-order mark "
+                              f"but is not {bom.upper()} (offset {exc.start})") from None
     if b"\x00" in data[:8192]:
         raise IngestError(source.relative, "binary file (contains NUL bytes)")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        source.warn(f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                    "decoded as Windows-1252")
+        bad = f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+    high = sum(data.count(bytes([b])) for b in range(0x80, 0x100)) / max(len(data), 1)
+    if high >= _DETECT_ABOVE:
+        detected = _detect(data)
+        if detected:
+            source.warn(f"{bad}; decoded as {detected[0]} (detected by charset-normalizer)")
+            return detected[1]
+    source.warn(f"{bad}; decoded as Windows-1252")
     try:
         return data.decode("cp1252")
     except UnicodeDecodeError:
         return data.decode("latin-1")
+
+
+def _detect(data: bytes) -> tuple[str, str] | None:
+    """(encoding, text) from charset-normalizer (a trafilatura dependency), if it finds one."""
+    from charset_normalizer import from_bytes  # imported here: it loads its tables
+
+    best = from_bytes(data).best()
+    if best is None or best.encoding in ("utf_8", "ascii"):
+        return None
+    return best.encoding, str(best)
 
 
 # --- choosing a reader -------------------------------------------------------------------------
@@ -122,13 +197,21 @@ _BY_EXTENSION: dict[str, str] = {
     ".sgm": "reuters", ".sgml": "reuters",
 }
 
-#: formats holding many articles per file: a folder of them is a collection whose loose
-#: ``.txt`` files are its documentation, not articles
-COLLECTION_FORMATS = {"records", "reuters", "warc", "feeds"}
+#: formats a research collection or a crawl ships many articles per file in: a folder mostly
+#: of these is a collection whose loose ``.txt`` files are its notes and word lists. Record
+#: files (JSON, CSV) are left out: beside ``.txt`` articles they are manifests, not the news.
+COLLECTION_FORMATS = {"reuters", "trec", "warc", "feeds"}
 
 #: names of documentation files that are never articles
 _DOC_NAMES = {"readme", "license", "licence", "copying", "provenance", "changelog", "authors",
               "notice", "contributing"}
+
+#: checksum lists, by name (``SHA256SUMS``, ``files.md5``) and by content (``<hex>  <name>``)
+_CHECKSUM_NAMES = {"md5sums", "sha1sums", "sha224sums", "sha256sums", "sha384sums",
+                   "sha512sums", "b2sums", "checksums", "checksum"}
+_CHECKSUM_EXTENSIONS = {".md5", ".sha1", ".sha224", ".sha256", ".sha384", ".sha512", ".b2"}
+_CHECKSUM_LINE = re.compile(rb"^(?:[0-9a-fA-F]{32,128}[ \t]+\*?\S.*"
+                            rb"|(?:MD5|SHA\d+|BLAKE2b?) ?\(.+\) ?= ?[0-9a-fA-F]{32,128})$")
 
 _BINARY_EXTENSIONS = {
     ".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".ico", ".bmp", ".tif", ".tiff", ".pdf",
@@ -148,6 +231,8 @@ def sniff(head: bytes) -> str | None:
         return "warc"
     if lower.startswith(b"<!doctype lewis") or lower.startswith(b"<reuters"):
         return "reuters"
+    if re.match(rb"<doc[\s>]", lower):
+        return "trec"
     if lower.startswith(b"<?xml") or lower.startswith(b"<rss") or lower.startswith(b"<feed") \
             or lower.startswith(b"<rdf"):
         if b"<rss" in lower or b"<feed" in lower or b"<rdf:rdf" in lower:
@@ -162,20 +247,45 @@ def sniff(head: bytes) -> str | None:
     return None
 
 
+def is_checksum_list(head: bytes) -> bool:
+    """True when every line of ``head`` (a file's start) is a checksum line."""
+    lines = [line.strip() for line in head.splitlines()]
+    if len(head) == 4096 and lines:  # the last line may be cut short
+        lines.pop()
+    lines = [line for line in lines if line]
+    return bool(lines) and all(_CHECKSUM_LINE.match(line) for line in lines)
+
+
 def format_of(source: SourceFile) -> str | None:
     """The reader module name for a file, or None when it is not an article file."""
+    return classify(source)[0]
+
+
+def classify(source: SourceFile) -> tuple[str | None, str]:
+    """``(reader module name, "")`` for an article file, else ``(None, the rule)``."""
     suffix = Path(source.inner_name).suffix.lower()
     if suffix in _BINARY_EXTENSIONS:
-        return None
+        return None, NOT_ARTICLE_FORMAT
+    if _is_checksum_name(Path(source.inner_name)):
+        return None, CHECKSUMS
     try:
         with source.open_binary() as stream:
             head = stream.read(4096)
     except (OSError, EOFError):
         head = b""
+    if is_checksum_list(head):
+        return None, CHECKSUMS
+    name = _format_from(suffix, head)
+    return name, "" if name else NOT_ARTICLE_FORMAT
+
+
+def _format_from(suffix: str, head: bytes) -> str | None:
     if suffix in _BY_EXTENSION:
         chosen = _BY_EXTENSION[suffix]
-        if chosen == "text" and sniff(head) == "markdown":
-            return "markdown"
+        sniffed = sniff(head)
+        if chosen == "text" and sniffed in ("markdown", "trec") \
+                or chosen == "reuters" and sniffed == "trec":
+            return sniffed
         if suffix == ".xml" or chosen == "feeds":
             return sniff(head) or chosen
         return chosen
@@ -184,7 +294,7 @@ def format_of(source: SourceFile) -> str | None:
     guessed = sniff(head)
     if guessed:
         return guessed
-    if suffix == "" and head and b"\x00" not in head:
+    if suffix == "" and head and (b"\x00" not in head or bom_encoding(head)):
         return "text"
     return None
 
@@ -209,12 +319,17 @@ class Discovery:
     """What a walk found besides the files: problems to report and files passed over."""
 
     problems: list[IngestError] = field(default_factory=list)
-    passed_over: int = 0
+    passed_over: list[PassedOver] = field(default_factory=list)
 
 
 def _is_doc_file(path: Path) -> bool:
     stem = path.name.split(".", 1)[0].lower()
     return stem in _DOC_NAMES
+
+
+def _is_checksum_name(path: Path) -> bool:
+    return path.name.split(".", 1)[0].lower() in _CHECKSUM_NAMES \
+        or path.suffix.lower() in _CHECKSUM_EXTENSIONS
 
 
 def discover(paths: Iterable[str | os.PathLike[str]], report: Discovery | None = None,
@@ -256,15 +371,21 @@ def _walk_folder(base: Path, root_name: str, report: Discovery,
             except OSError as exc:
                 report.problems.append(IngestError(str(path), f"cannot read: {exc.strerror}"))
                 continue
-            if not stat.S_ISREG(mode) or _is_doc_file(path):
-                report.passed_over += 1
-                continue
-            regular.append(path)
-        collection = any(_BY_EXTENSION.get(Path(p.name.removesuffix(".gz")).suffix.lower())
-                         in COLLECTION_FORMATS for p in regular)
-        for path in regular:
-            if collection and path.suffix.lower() == ".txt":
-                report.passed_over += 1
-                continue
             relative = f"{root_name}/{path.relative_to(base).as_posix()}"
+            if not stat.S_ISREG(mode):
+                report.passed_over.append(PassedOver(relative, NOT_REGULAR))
+            elif _is_doc_file(path):
+                report.passed_over.append(PassedOver(relative, DOCUMENTATION))
+            else:
+                regular.append(path)
+        # A folder of collection files (Reuters' .sgm) keeps its notes and word lists in loose
+        # .txt files; a folder of .txt articles beside one manifest or feed is not such a folder
+        collections = sum(_BY_EXTENSION.get(Path(p.name.removesuffix(".gz")).suffix.lower())
+                          in COLLECTION_FORMATS for p in regular)
+        texts = sum(p.suffix.lower() == ".txt" for p in regular)
+        for path in regular:
+            relative = f"{root_name}/{path.relative_to(base).as_posix()}"
+            if collections > texts and path.suffix.lower() == ".txt":
+                report.passed_over.append(PassedOver(relative, COLLECTION_NOTES))
+                continue
             yield SourceFile(path, relative, options)

@@ -19,7 +19,7 @@ from lxml import etree
 
 from archive.article import Article, slugify
 from archive.sources import IngestError, SourceFile
-from archive.sources.text import lead_title
+from archive.sources.fields import lead_title
 
 #: elements whose content stands as a paragraph of its own
 _BLOCKS = frozenset({

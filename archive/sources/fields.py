@@ -15,13 +15,12 @@ import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 from archive.article import Article, slugify
 from archive.sources import IngestError, SourceFile
-from archive.sources.text import lead_title
 
 #: Article field -> record keys that may hold it (lower case, most specific first).
 FIELD_NAMES: dict[str, tuple[str, ...]] = {
@@ -139,6 +138,19 @@ def unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
+TITLE_LENGTH = 90
+
+
+def lead_title(body: str, limit: int = TITLE_LENGTH) -> str:
+    """A readable title from the lead sentence, cut at a word boundary with an ellipsis."""
+    lead = body.strip().split("\n", 1)[0]
+    sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z\"\u201c])", lead, maxsplit=1)[0].rstrip(".")
+    if len(sentence) <= limit:
+        return sentence
+    cut = sentence[:limit + 1].rsplit(" ", 1)[0].rstrip(",;:-\u2013\u2014 ")
+    return cut + "\u2026"
+
+
 def title_from(body: str) -> str:
     """A title for a record that has none: the lead sentence, else the text's first words."""
     return lead_title(body) or " ".join(body.split())[:TITLE_FALLBACK] or "(untitled)"
@@ -230,13 +242,36 @@ def _rfc2822(text: str) -> datetime | None:
         return None
 
 
+#: zone abbreviations news copy writes after a time of day, as hours from UTC
+_ZONES = {"UTC": 0, "GMT": 0, "Z": 0, "BST": 1, "CET": 1, "CEST": 2, "EET": 2, "EEST": 3,
+          "MSK": 3, "IST": 5.5, "JST": 9, "HKT": 8, "SGT": 8, "AEST": 10, "AEDT": 11,
+          "EST": -5, "EDT": -4, "CST": -6, "CDT": -5, "MST": -7, "MDT": -6, "PST": -8,
+          "PDT": -7}
+_WEEKDAY = re.compile(r"^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+", re.I)
+_CLOCK = re.compile(r"\s+(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?(?=\s|$)", re.I)
+_ZONE = re.compile(r"\s+\(?([A-Z]{1,4})\)?$")
+_WRITTEN_TIMED = ("%B %d, %Y %H:%M", "%b %d, %Y %H:%M", "%b. %d, %Y %H:%M", "%d %B %Y %H:%M",
+                  "%d %b %Y %H:%M")
+
+
 def _written(text: str) -> datetime | None:
+    """A written date, also as wire headers give it: ``Mon Jan 2, 2012 9:30am EST`` (the
+    time of day is kept, moved to UTC when the zone is named)."""
     text = re.sub(r"(\d)(st|nd|rd|th)\b", r"\1", text)
-    for form in _DATE_FORMATS:
+    offset = None
+    zone = _ZONE.search(text)
+    if zone and zone.group(1) in _ZONES:
+        offset, text = _ZONES[zone.group(1)], text[:zone.start()]
+    text = _WEEKDAY.sub("", text)
+    text = _CLOCK.sub(lambda m: " %02d:%s" % (int(m.group(1)) % 12 + 12 * (m.group(3).lower()
+                                                                            == "p"),
+                                                m.group(2) or "00"), text)
+    for form in _DATE_FORMATS + _WRITTEN_TIMED:
         try:
-            return datetime.strptime(text, form)
+            found = datetime.strptime(text, form)
         except ValueError:
             continue
+        return found - timedelta(hours=offset) if offset else found
     return None
 
 

@@ -18,7 +18,7 @@ from lxml.html import HtmlElement
 
 from archive.article import Article, slugify
 from archive.sources import IngestError, SourceFile
-from archive.sources.text import lead_title
+from archive.sources.fields import lead_title
 
 #: htmldate output: keep the time and offset so the date can be normalised to UTC
 _DATE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"

@@ -71,7 +71,7 @@ def _article(source: SourceFile) -> Iterator[Article]:
         raise IngestError(source.relative, "empty file (no text)")
     # parse_text's own ``source`` parameter is the SourceFile, so the stated one is set after
     stated_source = explicit.pop("source", "")
-    article = parse_text(plain, source, **explicit)
+    article = parse_text(plain, source, headers=False, **explicit)
     if article is None:  # only a title: keep it, with an empty body
         article = Article(id=source.article_id(), title=str(explicit["title"]), body="",
                           path=source.relative, **{k: v for k, v in explicit.items()

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TextIO
 
 from archive.article import Article, DateSource
-from archive.sources import IngestError, SourceFile
+from archive.sources import MANIFEST, IngestError, NotAnArticleFile, SourceFile
 from archive.sources.fields import (FIELD_NAMES, Cursor, as_list, as_text, blank, describe_error,
                                     guarded, parse_date, record_fields, surrogates_replaced,
                                     title_from, topic_slugs, unique, without_surrogates)
@@ -36,12 +36,27 @@ _CSV_FIELD_LIMIT = 1 << 26
 
 # --- records -> articles -----------------------------------------------------------------------
 
+class NoTextFields(IngestError):
+    """A record with no title or body field at all (not merely empty ones): a manifest's or
+    a data table's row, unless ``--map`` names its text field."""
+
+
+def _has_text_key(raw: Mapping[Any, Any], field_map: Mapping[str, str]) -> bool:
+    names = {*FIELD_NAMES["title"], *FIELD_NAMES["body"]}
+    names |= {field_map[n].strip().lower() for n in ("title", "body") if n in field_map}
+    return any(str(key).strip().lower() in names for key in raw)
+
+
 def build_article(source: SourceFile, record: str | int, fields: Mapping[str, Any],
-                  line: int | None) -> Article | None:
+                  line: int | None, raw: Mapping[Any, Any] | None = None) -> Article | None:
     """An Article from one record's raw field values; None (with a warning) if it has no text."""
     title, body = as_text(fields.get("title")), as_text(fields.get("body"))
     if not title.strip() and not body.strip():
-        source.warn(f"record {record} has neither title nor body; skipped", line)
+        if raw is not None and not _has_text_key(raw, source.options.field_map):
+            source.warnings.append(NoTextFields(
+                source.relative, f"record {record} has neither title nor body; skipped", line))
+        else:
+            source.warn(f"record {record} has neither title nor body; skipped", line)
         return None
     when = parse_date(fields.get("date"))
     if when is None and not blank(fields.get("date")):
@@ -74,7 +89,8 @@ def _from_value(source: SourceFile, value: Any, record: int, line: int | None) -
     value, replaced = without_surrogates(value)
     if replaced:
         source.warn(f"record {record}: {surrogates_replaced(replaced)}", line)
-    return build_article(source, record, record_fields(value, source.options.field_map), line)
+    return build_article(source, record, record_fields(value, source.options.field_map), line,
+                         value)
 
 
 # --- the reader --------------------------------------------------------------------------------
@@ -89,7 +105,16 @@ def read(source: SourceFile) -> Iterator[Article]:
         records = _json_lines_file(source, cursor)
     else:
         records = _json_document(source, cursor)
-    yield from guarded(source, records, cursor, "no articles found")
+    warned_before = len(source.warnings)
+    try:
+        yield from guarded(source, records, cursor, "no articles found")
+    except IngestError as exc:
+        rows = source.warnings[warned_before:]
+        if rows and all(isinstance(w, NoTextFields) for w in rows):
+            del source.warnings[warned_before:]  # one line says it for every record
+            raise NotAnArticleFile(source.relative, "no record has a title or body field "
+                                   "(--map title=KEY,body=KEY reads one)", MANIFEST) from exc
+        raise
 
 
 def _json_lines_file(source: SourceFile, cursor: Cursor) -> Iterator[Article]:

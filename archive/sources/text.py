@@ -2,6 +2,11 @@
 
 Recognised structure, all optional:
 
+* a header block: the first lines, one field each, marked alike (the same leading marks,
+  ``-- Headline`` / ``-- By Name`` / ``-- Mon Jan 2, 2012 9:30am EST`` / ``-- http://...``, or
+  ``Key: value`` lines); known by its shape, not by one prefix. Its lines are told apart by
+  content: an address is the ``url``, ``By ...`` the ``author``, a date (time of day kept) the
+  ``date``, the first other line the headline;
 * a headline line (short, no sentence-ending punctuation, followed by a blank line);
   without one the title is cut from the lead sentence;
 * a byline (``By Jane Doe``) -> ``author``;
@@ -18,8 +23,9 @@ from collections.abc import Iterator
 
 from archive.article import Article
 from archive.sources import IngestError, SourceFile
+from archive.sources.fields import lead_title, parse_date
+from archive.sources.outlets import signoff_source
 
-TITLE_LENGTH = 90
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n+")
 _CAPTION = re.compile(r"\((?:Photo|Picture|Image|Credit)s?\s*:[^)]*\)\s*$", re.I)
@@ -40,15 +46,82 @@ def read(source: SourceFile) -> Iterator[Article]:
     yield article
 
 
-def parse_text(text: str, source: SourceFile, **explicit: object) -> Article | None:
-    """Split plain text into an Article; ``explicit`` fields (from metadata) win."""
+_HEADER_MARKS = re.compile(r"^[^\w\s\"'\u201c(]{1,4}[ \t]*")
+_HEADER_KEY = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]{0,20}):[ \t]+(?P<value>\S.*)$")
+_HEADER_KEYS = {"title": "title", "headline": "title", "subject": "title", "by": "author",
+                "byline": "author", "author": "author", "date": "date", "published": "date",
+                "url": "url", "link": "url", "source": "source"}
+_URL = re.compile(r"^(?:https?://|www\.)\S+$", re.I)
+_BY = re.compile(r"^By[ \t]+(\S.*)$", re.I)
+
+
+def header_block(text: str) -> tuple[dict[str, object], str]:
+    """The fields of a header block opening ``text`` and the text after it (see the module's
+    docstring); ``({}, text)`` when the text does not open with one."""
+    head, sep, rest = text.partition("\n\n")
+    lines = [line.strip() for line in head.split("\n")]
+    if not 2 <= len(lines) <= 8 or any(not line or len(line) > 200 for line in lines):
+        return {}, text
+    marks = {m.group(0).strip() for line in lines if (m := _HEADER_MARKS.match(line))}
+    if len(marks) == 1 and all(_HEADER_MARKS.match(line) for line in lines):
+        values = [("", _HEADER_MARKS.sub("", line)) for line in lines]
+    elif all(_HEADER_KEY.match(line) for line in lines):
+        values = [(m.group("key").strip().lower(), m.group("value").strip())
+                  for line in lines if (m := _HEADER_KEY.match(line))]
+    else:
+        return {}, text
+    fields: dict[str, object] = {}
+    unplaced: list[str] = []
+    for key, value in values:
+        name = _HEADER_KEYS.get(key) or _kind_of(value)
+        if name == "author":
+            value = _BY.sub(r"\1", value)
+        parsed = parse_date(value) if name == "date" else value
+        if name and parsed and name not in fields:
+            fields[name] = parsed
+        elif not fields.get("title") and not name:
+            fields["title"] = value
+        else:
+            unplaced.append(value)  # kept: it goes back to the top of the body
+    if len(fields) < 2:  # one field and some lines: a list or a poem, not a header
+        return {}, text
+    body = "\n\n".join([*unplaced, rest] if unplaced else [rest])
+    return fields, body if sep else "\n\n".join(unplaced)
+
+
+def _kind_of(value: str) -> str:
+    if _URL.match(value):
+        return "url"
+    if _BY.match(value):
+        return "author"
+    if re.search(r"\d{4}|\d:\d\d", value) and parse_date(value):
+        return "date"
+    return ""
+
+
+def parse_text(text: str, source: SourceFile, *, headers: bool = True,
+               **explicit: object) -> Article | None:
+    """Split plain text into an Article; ``explicit`` fields (from metadata) win. Markdown
+    passes ``headers=False``: its metadata is the front matter, whose lines, when the YAML
+    is broken, are text and not a header block."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
     if not text:
         return None
+    header, text = header_block(text) if headers else ({}, text)
+    if header:
+        header.setdefault("title", "")
+        if "date" in header:
+            header["date_source"] = "explicit"
+        explicit = {**header, **{k: v for k, v in explicit.items() if v}}
+        text = text.strip()
+        if not text and not header["title"]:
+            return None
     paragraphs = [_squash(p) for p in _PARAGRAPH_BREAK.split(text) if p.strip()]
     title = ""
     first_line, _, rest = text.partition("\n")
-    if rest.startswith("\n") or rest.strip() == "" and len(paragraphs) == 1:
+    if header.get("title"):
+        pass  # the header block named the headline: the body starts after it
+    elif rest.startswith("\n") or rest.strip() == "" and len(paragraphs) == 1:
         if looks_like_headline(first_line) and len(paragraphs) > 1:
             title = first_line.strip()
             paragraphs = paragraphs[1:]
@@ -66,8 +139,9 @@ def parse_text(text: str, source: SourceFile, **explicit: object) -> Article | N
         if _CREDITS.match(para):
             credits = para.strip("()")
             continue
-        if index == len(paragraphs) - 1 and body and is_signoff(para):
-            signoff = para
+        if index == len(paragraphs) - 1 and body and is_signoff(para) \
+                and (named := signoff_source(para, source.options.source_names)):
+            signoff = named
             continue
         body.append(para)
 
@@ -101,17 +175,7 @@ def is_signoff(para: str) -> bool:
     """A short closing line naming the source: ``Reuters``, ``AP``, ``-- BBC News``."""
     words = para.strip(" -\u2013\u2014").split()
     return 0 < len(words) <= 4 and len(para) <= 40 and not re.search(r"[.!?,;:]$", para) \
-        and all(w[:1].isupper() or w[:1] in "&(" for w in words)
-
-
-def lead_title(body: str, limit: int = TITLE_LENGTH) -> str:
-    """A readable title from the lead sentence, cut at a word boundary with an ellipsis."""
-    lead = body.strip().split("\n", 1)[0]
-    sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z\"\u201c])", lead, maxsplit=1)[0].rstrip(".")
-    if len(sentence) <= limit:
-        return sentence
-    cut = sentence[:limit + 1].rsplit(" ", 1)[0].rstrip(",;:-\u2013\u2014 ")
-    return cut + "\u2026"
+        and all(w[:1].isupper() or w[:1] in "&(\u00a9" for w in words)
 
 
 def _squash(paragraph: str) -> str:
