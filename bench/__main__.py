@@ -6,6 +6,7 @@ index      indexing: full build, unchanged re-run, +1%/~1% re-run; vs FTS5
 queries    p50/p95 latency of top-10 searches with highlights; vs FTS5
 site       the whole static site's build time vs Pagefind on the same pages
 scale      generate the 100k+ article scale set (JSONL) from BBC + Reuters paragraphs
+ingest     per-layout reader accuracy on real third-party files (tests/data/ingest)
 """
 
 from __future__ import annotations
@@ -89,6 +90,20 @@ def cmd_scale(args: argparse.Namespace) -> dict:
     return {"scale": summary}
 
 
+def cmd_ingest(args: argparse.Namespace) -> dict:
+    from bench import ingest
+    result = ingest.run(args.set)
+    if args.json:
+        print(json.dumps(result["table"], indent=2, ensure_ascii=False))
+        return result
+    print(table(result["table"], ingest.COLUMNS))
+    if result["problems"]:
+        print("rows without an article (every field counted wrong):")
+        for problem in result["problems"]:
+            print(f"  {problem['file']}: {problem['reason']}")
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -120,10 +135,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--seed", type=int, default=5)
     p.add_argument("--per-file", type=int, default=1000, help="articles per JSONL file")
+    p = sub.add_parser("ingest", help="per-layout reader accuracy on tests/data/ingest")
+    p.add_argument("--set", type=Path, default=None,
+                   help="the evaluation set folder (default tests/data/ingest)")
+    p.add_argument("--json", action="store_true", help="print the table as JSON")
     args = parser.parse_args(argv)
+    if args.command == "ingest" and args.set is None:
+        from bench.ingest import SET
+        args.set = SET
     payload = globals()[f"cmd_{args.command}"](args)
     path = save(args.command, payload, args.results)
-    print(f"JSON: {path}")
+    # with --json, stdout is the table alone
+    print(f"JSON: {path}", file=sys.stderr if getattr(args, "json", False) else sys.stdout)
     return 0
 
 
