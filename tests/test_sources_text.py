@@ -428,3 +428,22 @@ def test_a_list_at_the_top_is_not_a_header_block(tmp_path: Path, text: str) -> N
     article, _ = read_one(tmp_path, "story.txt", text)
     assert article.author == "" and article.date is None and article.url == ""
     assert text.split("\n")[0].lstrip("- ") in article.title + article.body
+
+
+def test_a_mail_or_news_header_gives_subject_sender_and_the_rest_to_extra(
+        tmp_path: Path) -> None:
+    """A Usenet post as the 20 Newsgroups collection keeps it: no blank line after the
+    header, the sender as "address (Name)"."""
+    text = ("From: dsoconne@quads.uchicago.edu (Daniel S OConnell)\n"
+            "Subject: Re: Religion and homosexuality\nKeywords: being liberal\n"
+            "Reply-To: dsoconne@midway.uchicago.edu\nOrganization: University of Chicago\n"
+            "Lines: 32\nGood Luck on your journey!\n")
+    article, _ = read_one(tmp_path, "82757", text)
+    assert (article.title, article.author) == ("Re: Religion and homosexuality",
+                                               "Daniel S OConnell")
+    assert article.body == "Good Luck on your journey!"
+    assert article.extra["organization"] == "University of Chicago"
+    other, _ = read_one(tmp_path, "mail.txt", "From: \"Ana Torres\" <ana@example.org>\n"
+                        "Subject: Harbour bridge\n\nIt reopened.\n")
+    assert (other.title, other.author, other.body) == ("Harbour bridge", "Ana Torres",
+                                                       "It reopened.")

@@ -47,46 +47,62 @@ def read(source: SourceFile) -> Iterator[Article]:
 
 
 _HEADER_MARKS = re.compile(r"^[^\w\s\"'\u201c(]{1,4}[ \t]*")
-_HEADER_KEY = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]{0,20}):[ \t]+(?P<value>\S.*)$")
+_HEADER_KEY = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 -]{0,24}):[ \t]+(?P<value>\S.*)$")
 _HEADER_KEYS = {"title": "title", "headline": "title", "subject": "title", "by": "author",
-                "byline": "author", "author": "author", "date": "date", "published": "date",
-                "url": "url", "link": "url", "source": "source"}
+                "byline": "author", "author": "author", "from": "author", "date": "date",
+                "published": "date", "url": "url", "link": "url", "source": "source"}
 _URL = re.compile(r"^(?:https?://|www\.)\S+$", re.I)
 _BY = re.compile(r"^By[ \t]+(\S.*)$", re.I)
+#: a mail or news header's sender: "Name <address>" or "address (Name)"
+_SENDER = re.compile(r"^\s*\"?(?P<a>[^<\"]+?)\"?\s*<[^>]+>\s*$|^\s*\S+@\S+\s*\((?P<b>[^)]+)\)\s*$")
+_MAX_KEY_LINES = 30
 
 
 def header_block(text: str) -> tuple[dict[str, object], str]:
     """The fields of a header block opening ``text`` and the text after it (see the module's
-    docstring); ``({}, text)`` when the text does not open with one."""
-    head, sep, rest = text.partition("\n\n")
-    lines = [line.strip() for line in head.split("\n")]
-    if not 2 <= len(lines) <= 8 or any(not line or len(line) > 200 for line in lines):
-        return {}, text
-    marks = {m.group(0).strip() for line in lines if (m := _HEADER_MARKS.match(line))}
-    if len(marks) == 1 and all(_HEADER_MARKS.match(line) for line in lines):
-        values = [("", _HEADER_MARKS.sub("", line)) for line in lines]
-    elif all(_HEADER_KEY.match(line) for line in lines):
+    docstring); ``({}, text)`` when the text does not open with one. Lines of a ``Key:
+    value`` block that name no field go to ``extra`` (a mail header's Organization,
+    Keywords...)."""
+    lines = text.split("\n")
+    run = 0
+    while run < min(len(lines), _MAX_KEY_LINES) and _HEADER_KEY.match(lines[run].strip()):
+        run += 1
+    if run >= 2:  # "Key: value" lines, up to a blank or any other line (mail has no blank)
         values = [(m.group("key").strip().lower(), m.group("value").strip())
-                  for line in lines if (m := _HEADER_KEY.match(line))]
+                  for line in lines[:run] if (m := _HEADER_KEY.match(line.strip()))]
+        rest, keyed = "\n".join(lines[run:]), True
     else:
-        return {}, text
+        head, _, rest = text.partition("\n\n")
+        marked = [line.strip() for line in head.split("\n")]
+        if not 2 <= len(marked) <= 8 or any(not line or len(line) > 200 for line in marked):
+            return {}, text
+        marks = {m.group(0).strip() for line in marked if (m := _HEADER_MARKS.match(line))}
+        if len(marks) != 1 or not all(_HEADER_MARKS.match(line) for line in marked):
+            return {}, text
+        values, keyed = [("", _HEADER_MARKS.sub("", line)) for line in marked], False
     fields: dict[str, object] = {}
+    extra: dict[str, str] = {}
     unplaced: list[str] = []
     for key, value in values:
-        name = _HEADER_KEYS.get(key) or _kind_of(value)
+        name = _HEADER_KEYS.get(key) or ("" if keyed else _kind_of(value))
         if name == "author":
             value = _BY.sub(r"\1", value)
+            if key == "from" and (m := _SENDER.match(value)):
+                value = (m.group("a") or m.group("b")).strip()
         parsed = parse_date(value) if name == "date" else value
         if name and parsed and name not in fields:
             fields[name] = parsed
-        elif not fields.get("title") and not name:
+        elif not keyed and not name and not fields.get("title"):
             fields["title"] = value
+        elif keyed and not name:
+            extra.setdefault(key, value)
         else:
             unplaced.append(value)  # kept: it goes back to the top of the body
     if len(fields) < 2:  # one field and some lines: a list or a poem, not a header
         return {}, text
-    body = "\n\n".join([*unplaced, rest] if unplaced else [rest])
-    return fields, body if sep else "\n\n".join(unplaced)
+    if extra:
+        fields["extra"] = extra
+    return fields, "\n\n".join([*unplaced, rest.strip()]) if unplaced else rest.strip()
 
 
 def _kind_of(value: str) -> str:
