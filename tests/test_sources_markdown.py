@@ -158,3 +158,13 @@ def test_fuzz_only_articles_or_ingest_error(tmp_path: Path, data: bytes) -> None
     except IngestError:
         return
     assert len(articles) == 1 and isinstance(articles[0], Article) and articles[0].title
+
+
+def test_a_posts_file_name_dates_it_when_its_front_matter_does_not(tmp_path: Path) -> None:
+    """Jekyll keeps a post's date in its name: ``_posts/2016-03-10-title.md``."""
+    text = "---\ntitle: Making it easier to contribute\n---\nWe changed the guide.\n"
+    article, _ = read_one(write(tmp_path, "2016-03-10-making-it-easier.md", text))
+    assert article.date == datetime(2016, 3, 10) and article.date_source == "explicit"
+    stated, _ = read_one(write(tmp_path, "2016-03-10-other.md",
+                               "---\ntitle: T\ndate: 2016-03-12\n---\nBody.\n"))
+    assert stated.date == datetime(2016, 3, 12)

@@ -219,6 +219,22 @@ def test_csv_with_header(tmp_path: Path) -> None:
     assert source.warnings[1].line == 5 and "unreadable date" in source.warnings[1].reason
 
 
+def test_csv_of_papers_or_dumps_with_their_own_column_names(tmp_path: Path) -> None:
+    """CORD-19's metadata.csv names its columns publish_time, authors and abstract."""
+    path = tmp_path / "metadata.csv"
+    path.write_text("cord_uid,title,abstract,publish_time,authors\n"
+                    'ug7v899j,Airborne rhinovirus,BACKGROUND: Rhinovirus,2003-01-13,'
+                    '"Myatt, Theodore A; Johnston, Sebastian L"\n', encoding="utf-8")
+    (article,), _ = read_all(path)
+    assert (article.body, article.date, article.author) == (
+        "BACKGROUND: Rhinovirus", datetime(2003, 1, 13), "Myatt, Theodore A; Johnston, Sebastian L")
+
+
+def test_a_us_short_date_is_month_first() -> None:
+    from archive.sources.fields import parse_date
+    assert parse_date("01/30/03") == datetime(2003, 1, 30)
+
+
 def test_semicolon_csv(tmp_path: Path) -> None:
     path = tmp_path / "eu.csv"
     path.write_text("titel;text\nHallo;Welt, schön\n", encoding="utf-8")

@@ -25,12 +25,14 @@ from archive.sources import IngestError, SourceFile
 #: Article field -> record keys that may hold it (lower case, most specific first).
 FIELD_NAMES: dict[str, tuple[str, ...]] = {
     "title": ("title", "headline", "name"),
-    "body": ("body", "text", "content", "description", "story", "summary"),
-    "date": ("date", "published", "pubdate", "published_at", "datetime", "time"),
+    "body": ("body", "text", "content", "description", "story", "summary", "abstract"),
+    "date": ("date", "published", "pubdate", "published_at", "published_date",
+             "publish_date", "publish_time", "publication_date", "pub_date", "datetime",
+             "time"),
     "date_source": ("date_source",),
     "url": ("url", "link"),
     "source": ("source", "publisher", "site"),
-    "author": ("author", "byline"),
+    "author": ("author", "authors", "byline"),
     "places": ("places", "locations"),
     "topics": ("topics", "tags", "categories", "category"),
     "captions": ("captions",),
@@ -46,8 +48,8 @@ TITLE_FALLBACK = 90
 _DATE_FORMATS = (
     "%Y-%m-%d %H:%M:%S", "%Y/%m/%d %H:%M:%S", "%Y/%m/%d", "%d-%b-%Y %H:%M:%S.%f",
     "%d-%b-%Y %H:%M:%S", "%d-%b-%Y", "%B %d, %Y %H:%M", "%B %d, %Y", "%b %d, %Y", "%b. %d, %Y",
-    "%d %B %Y", "%d %b %Y", "%a %b %d %H:%M:%S %Y", "%m/%d/%Y %H:%M", "%m/%d/%Y", "%d.%m.%Y",
-    "%Y",
+    "%d %B %Y", "%d %b %Y", "%a %b %d %H:%M:%S %Y", "%m/%d/%Y %H:%M", "%m/%d/%Y",
+    "%m/%d/%y", "%d.%m.%Y", "%Y",
 )
 
 

@@ -13,6 +13,7 @@ import html
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 import yaml
@@ -119,10 +120,24 @@ def split_front_matter(text: str, source: SourceFile) -> tuple[dict[str, Any], s
     return meta, text[match.end():]
 
 
+_NAME_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-")
+
+
+def _date_from_name(source: SourceFile) -> dict[str, Any]:
+    """A blog post's file name carries its date when its front matter does not (Jekyll's
+    ``_posts/2016-03-10-title.md``)."""
+    named = _NAME_DATE.match(source.inner_name)
+    try:
+        return {"date": datetime(*(int(g) for g in named.groups())),
+                "date_source": "explicit"} if named else {}
+    except ValueError:
+        return {}
+
+
 def _explicit_fields(meta: dict[str, Any], source: SourceFile) -> dict[str, Any]:
     """Article fields stated in the front matter, in the form Article wants them."""
     if not meta:
-        return {}
+        return _date_from_name(source)
     raw = record_fields(meta, source.options.field_map)
     fields: dict[str, Any] = {}
     for name in ("title", "source", "url", "author", "credits", "dateline", "language",
@@ -136,6 +151,8 @@ def _explicit_fields(meta: dict[str, Any], source: SourceFile) -> dict[str, Any]
         fields["date"], fields["date_source"] = when, "explicit"
     elif raw.get("date") not in (None, ""):
         source.warn(f"front matter date {as_text(raw['date'])[:40]!r} is unreadable", None)
+    else:
+        fields.update(_date_from_name(source))
     fields["topics"] = topic_slugs(raw.get("topics"))
     fields["places"] = unique(as_list(raw.get("places")))
     fields["captions"] = tuple(as_list(raw.get("captions"), split=False))
