@@ -191,3 +191,23 @@ def test_fuzz_only_articles_or_ingest_error(tmp_path: Path, data: bytes) -> None
         return
     assert all(isinstance(a, Article) and a.body and a.path == source.relative
                for a in articles)
+
+
+@pytest.mark.parametrize("title, page_heading, site, url, expected", [
+    ("Five Social Media Lessons for Business - BusinessWeek", "", "BusinessWeek",
+     "https://www.businessweek.com/x", "Five Social Media Lessons for Business"),
+    ("TechCrunch | 2005 Zuckerberg Didn\u2019t Want To Take Over The World", "", "",
+     "https://techcrunch.com/2010/01/x", "2005 Zuckerberg Didn\u2019t Want To Take Over The World"),
+    ("2012 map takes unfamiliar shape - Maggie Haberman and Shira Toeplitz",
+     "2012 map takes unfamiliar shape", "", "", "2012 map takes unfamiliar shape"),
+    ("How to Save Money - Your Money Today - MSN Lifestyle", "", "MSN", "",
+     "How to Save Money"),
+    ("Hezbollah - Islamic State deal holds", "", "", "", "Hezbollah - Islamic State deal holds"),
+])
+def test_a_page_title_loses_the_sites_name(title: str, page_heading: str, site: str, url: str,
+                                           expected: str) -> None:
+    from lxml.html import fromstring
+
+    from archive.sources.html import headline
+    tree = fromstring(f"<html><body><h1>{page_heading}</h1><p>x</p></body></html>")
+    assert headline(title, tree, site, url) == expected

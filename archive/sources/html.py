@@ -75,7 +75,8 @@ def _extract(html: str | bytes, source: SourceFile, url: str,
         date_extraction_params=_date_params())
     if document is None or not _is_main_text(tree, document.text or ""):
         return None
-    title = _clean(document.title or "")
+    title = headline(_clean(document.title or ""), tree, document.sitename or "",
+                     document.url or url)
     body = body_text(document.body, title)
     if not body:
         return None
@@ -199,6 +200,41 @@ def topics_of(labels: list[str]) -> tuple[str, ...]:
             if slug:
                 seen.setdefault(slug, None)
     return tuple(seen)
+
+
+_TITLE_SEPARATOR = re.compile(r"\s+(?:[-|\u2013\u2014\u00b7\u00bb]|::)\s+")
+
+
+def headline(title: str, tree: HtmlElement, sitename: str, url: str) -> str:
+    """The story's headline out of a page title that also names the site or section
+    ("Five Social Media Lessons - BusinessWeek", "TechCrunch | 2005 Zuckerberg ...").
+
+    A part the page also shows as a heading wins; else the parts naming the site (its name
+    or its address) go, and of what is left the longest is the headline. With no part naming
+    the site the title stays whole: "Hezbollah - Islamic State deal" is one headline.
+    """
+    parts = [p.strip() for p in _TITLE_SEPARATOR.split(title) if p.strip()]
+    if len(parts) < 2:
+        return title
+    headings = {_key(h.text_content()) for h in tree.iter("h1", "h2")}
+    shown = [p for p in parts if _key(p) in headings]
+    if shown:
+        return shown[0]
+    site_words = {_key(w) for w in re.split(r"[\s.]+", f"{sitename} {_host(url)}") if len(w) > 2}
+    site_words -= {"www", "com", "org", "net", "news", "the"}
+    kept = [p for p in parts if not (set(map(_key, p.split())) & site_words)]
+    if not kept or len(kept) == len(parts):  # no part names the site: a dash in the headline
+        return title
+    return max(kept, key=len)
+
+
+def _key(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def _host(url: str) -> str:
+    m = re.match(r"^[a-z]+://([^/:]+)", url or "", re.I)
+    return m.group(1) if m else ""
 
 
 def _clean(text: str) -> str:
