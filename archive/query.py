@@ -21,6 +21,8 @@ from typing import Any
 from whoosh import qparser, query as wq, sorting
 from whoosh.qparser.dateparse import DateParserPlugin
 
+from archive.expansions import StemmedFuzzyTerm, blend_expansions
+
 SEARCH_FIELDS = ("title", "body", "captions")
 #: Field names a query may use (``place:lebanon``); the rest of the schema is internal.
 QUERY_FIELDS = ("title", "body", "captions", "source", "place", "topic", "author", "date",
@@ -61,27 +63,9 @@ def shown(text: str, limit: int = 60) -> str:
 
 # -- parsing ---------------------------------------------------------------------------------
 
-class _StemmedFuzzyTerm(wq.FuzzyTerm):
-    """``word~`` matched against the field's own (stemmed) terms.
-
-    Whoosh's segment reader looks fuzzy candidates up in the field's separate spelling list,
-    which for a stemmed field with ``spelling=True`` holds unstemmed words, then searches the
-    stemmed field for them: ``symphny~`` found nothing although "symphony" is indexed.
-    """
-
-    def _btexts(self, ixreader):  # noqa: ANN001 (Whoosh API)
-        codec = getattr(ixreader, "_codec", None)
-        if codec is None:  # not a segment reader: the generic scan reads the field's own terms
-            return ixreader.terms_within(self.fieldname, self.text, self.maxdist,
-                                         prefix=self.prefixlength)
-        automata = codec.automata(ixreader._storage, ixreader._segment)
-        return automata.terms_within(ixreader.cursor(self.fieldname), self.text, self.maxdist,
-                                     self.prefixlength)
-
-
 class _FuzzyTermPlugin(qparser.FuzzyTermPlugin):
     class FuzzyTermNode(qparser.FuzzyTermPlugin.FuzzyTermNode):
-        qclass = _StemmedFuzzyTerm
+        qclass = StemmedFuzzyTerm
 
 
 def make_parser(schema: Any) -> qparser.QueryParser:
@@ -115,7 +99,7 @@ def parse(parser: qparser.QueryParser, text: str) -> wq.Query:
     try:
         parsed = parser.parse(normalise_dates(text))
         _check(parsed, text)
-        return _keyword_phrases_as_terms(parsed)
+        return blend_expansions(_keyword_phrases_as_terms(parsed))
     except QueryError:
         raise
     except Exception as exc:  # Whoosh raises assorted types (RecursionError too)

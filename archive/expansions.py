@@ -1,0 +1,115 @@
+"""Words a query expands to: fuzzy words (``blair~``), wildcards (``bla?r``) and prefixes
+(``blair*``), matched against the stemmed terms and scored as Lucene scores them.
+
+Whoosh scores each word an expansion reaches as a term of its own, so a rare variant, with
+its higher idf, outranks the word typed; and its wildcards and prefixes score every match
+alike. Here every word of an expansion takes the idf of the most common of them (Lucene's
+blended document frequency) and is weighed by how much of it the user typed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from whoosh import query as wq
+
+
+class StemmedFuzzyTerm(wq.FuzzyTerm):
+    """``word~`` matched against the field's own (stemmed) terms.
+
+    Whoosh's segment reader looks fuzzy candidates up in the field's separate spelling list,
+    which for a stemmed field with ``spelling=True`` holds unstemmed words, then searches the
+    stemmed field for them: ``symphny~`` found nothing although "symphony" is indexed.
+    """
+
+    def _btexts(self, ixreader):  # noqa: ANN001 (Whoosh API)
+        codec = getattr(ixreader, "_codec", None)
+        if codec is None:  # not a segment reader: the generic scan reads the field's own terms
+            return ixreader.terms_within(self.fieldname, self.text, self.maxdist,
+                                         prefix=self.prefixlength)
+        automata = codec.automata(ixreader._storage, ixreader._segment)
+        return automata.terms_within(ixreader.cursor(self.fieldname), self.text, self.maxdist,
+                                     self.prefixlength)
+
+
+class _BlendedWeighting:
+    """The searcher's weighting with one idf for every word of an expansion."""
+
+    def __init__(self, base: Any, idf: float):
+        self.base, self.idf = base, idf
+
+    def scorer(self, searcher: Any, fieldname: str, text: bytes, qf: float = 1) -> Any:
+        scorer = self.base.scorer(searcher, fieldname, text, qf=qf)
+        if hasattr(scorer, "idf"):  # Whoosh's BM25 scorers read it at each score
+            scorer.idf = self.idf
+        return scorer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.base, name)
+
+
+class _Blended:
+    """Scores a fuzzy word, wildcard or prefix as Lucene does: every word it expands to
+    takes the idf of the most common of them (Lucene's blended document frequency), and a
+    word is weighed by how much of it the user typed (the word as typed 1, another word
+    at most 0.9, so a variant as long as the typed word still comes after it). Scored
+    apart, as Whoosh does, a rare variant outranks the word typed (``blair~``: "Claire"
+    above Tony Blair), and Whoosh's wildcards and prefixes score every match alike."""
+
+    def typed(self) -> str:
+        raise NotImplementedError
+
+    def word_boost(self, word: str) -> float:
+        typed = self.typed()
+        if word == typed:
+            return 1.0
+        return min(len(typed), len(word)) / max(len(typed), len(word), 1) * 0.9
+
+    def matcher(self, searcher: Any, context: Any = None) -> Any:
+        from whoosh.searching import SearchContext
+
+        fieldname = self.field()
+        words = [w for w in self._btexts(searcher.reader()) if w]
+        weighting = context.weighting if context is not None else searcher.weighting
+        if not words or weighting is None or not hasattr(weighting, "idf_of"):
+            return super().matcher(searcher, context)  # type: ignore[misc]
+        parent = searcher.get_parent()
+        frequency = max(parent.doc_frequency(fieldname, w) for w in words)
+        blended = _BlendedWeighting(weighting, weighting.idf_of(parent.doc_count_all(),
+                                                                frequency))
+        context = context.set(weighting=blended) if context is not None \
+            else SearchContext(weighting=blended)
+        terms = [wq.Term(fieldname, w, boost=self.boost * self.word_boost(
+            w.decode("utf-8") if isinstance(w, bytes) else w)) for w in words]
+        return (terms[0] if len(terms) == 1 else wq.Or(terms)).matcher(searcher, context)
+
+
+class _BlendedFuzzy(_Blended, StemmedFuzzyTerm):
+    def typed(self) -> str:
+        return self.text
+
+
+class _BlendedWildcard(_Blended, wq.Wildcard):
+    def typed(self) -> str:
+        return self.text.replace("*", "").replace("?", "")
+
+
+class _BlendedPrefix(_Blended, wq.Prefix):
+    def typed(self) -> str:
+        return self.text
+
+
+def blend_expansions(q: wq.Query) -> wq.Query:
+    """Every fuzzy word, wildcard and prefix of a parsed query as a ``_Blended`` one."""
+    if isinstance(q, _Blended):
+        return q
+    if isinstance(q, wq.FuzzyTerm):
+        return _BlendedFuzzy(q.fieldname, q.text, boost=q.boost, maxdist=q.maxdist,
+                             prefixlength=q.prefixlength, constantscore=False)
+    if isinstance(q, wq.Prefix):
+        return _BlendedPrefix(q.fieldname, q.text, boost=q.boost, constantscore=False)
+    if isinstance(q, wq.Wildcard):
+        return _BlendedWildcard(q.fieldname, q.text, boost=q.boost, constantscore=False)
+    if q.children():
+        return q.apply(blend_expansions)
+    return q
