@@ -1,4 +1,5 @@
 """One indexing run: walk the inputs, read what changed, enrich it, write it, commit.
+One idea: the run and the report every step of it writes into.
 
 Incremental by design: a file whose size and mtime match the manifest is not opened; one whose
 bytes hash the same is not parsed; a changed file is read again, and of its articles only those

@@ -1,4 +1,5 @@
-"""Record files: JSON Lines, JSON arrays and CSV/TSV, one article per record.
+"""Record files: JSON Lines, JSON arrays and CSV/TSV, one article per record. One idea:
+records to articles, the three syntaxes sharing one field mapping.
 
 Field names are matched case-insensitively against the common spellings (``headline``,
 ``pubDate``, ``link`` ...) and ``ReaderOptions.field_map`` overrides them. The exact keys of
