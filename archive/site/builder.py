@@ -124,6 +124,10 @@ def _fingerprint(index_dir: Path, env: jinja2.Environment, config: SiteConfig) -
             if path.is_file():
                 digest.update(str(path.relative_to(folder)).encode())
                 digest.update(path.read_bytes())
+    from archive.site import search as site_search   # the search client is an asset too
+    for relative, data in sorted(site_search.asset_files().items()):
+        digest.update(relative.encode())
+        digest.update(data)
     return digest.hexdigest()
 
 
@@ -330,11 +334,11 @@ class _Site:
     # -- search, feeds, crawlers --
 
     def write_search(self, procs: int) -> None:
-        from archive.site import search_module
-        self.search_report = search_module.build(self.archive, self.folder, procs)
+        from archive.site import search as site_search
+        self.search_report = site_search.build(self.archive, self.folder, procs)
+        markup = site_search.page_markup(urls.root_prefix(urls.SEARCH), env=self.env)
         self.page(urls.SEARCH, "search.html", "Search", in_sitemap=False,
-                  search_markup=search_module.page_markup(urls.root_prefix(urls.SEARCH)),
-                  facets=self.facets)
+                  search_markup=markup, facets=self.facets)
 
     def write_feed(self, path: str, title: str, filters: Filters) -> None:
         latest = next(self.archive.browse(filters, self.config.feed_size))
@@ -363,8 +367,8 @@ class _Site:
             self.folder.write("assets/" + relative, data)
 
 
-#: The search client's sources: the search module serves them in their derived form
-#: (``assets/search/search.js`` and ``counts.js``), so they are not copied as they are.
+#: ``assets/search/`` belongs to the search package (its client, ``search.js`` and
+#: ``counts.js``): a theme's files there are not copied over it.
 SEARCH_SOURCES = "search/"
 
 
