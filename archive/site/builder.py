@@ -24,6 +24,7 @@ from archive import __version__, processes, render, store
 from archive.article import Article
 from archive.search import Archive, FacetCount, Filters, Hit, ResultsPage
 from archive.site import chart, urls
+from archive.site import search as site_search
 from archive.site.files import OutputFolder
 
 STATE_FILE = ".archive-site.json"
@@ -124,8 +125,7 @@ def _fingerprint(index_dir: Path, env: jinja2.Environment, config: SiteConfig) -
             if path.is_file():
                 digest.update(str(path.relative_to(folder)).encode())
                 digest.update(path.read_bytes())
-    from archive.site import search as site_search   # the search client is an asset too
-    for relative, data in sorted(site_search.asset_files().items()):
+    for relative, data in sorted(site_search.asset_files().items()):  # an asset too
         digest.update(relative.encode())
         digest.update(data)
     return digest.hexdigest()
@@ -334,7 +334,6 @@ class _Site:
     # -- search, feeds, crawlers --
 
     def write_search(self, procs: int) -> None:
-        from archive.site import search as site_search
         self.search_report = site_search.build(self.archive, self.folder, procs)
         markup = site_search.page_markup(urls.root_prefix(urls.SEARCH), env=self.env)
         self.page(urls.SEARCH, "search.html", "Search", in_sitemap=False,
