@@ -169,7 +169,7 @@ def build(index: Path, site: Path) -> dict:
     """Build the archive's bundle in this (child) process and return the report."""
     from archive.search import Archive
     from archive.site.files import OutputFolder
-    from archive.site.static_search import build_bundle
+    from archive.site.search import build_bundle
     with Archive(index) as archive:  # as `archive site` opens it
         return build_bundle(archive, OutputFolder(site)).to_dict()
 
@@ -232,7 +232,7 @@ def _write(path: Path, text: str) -> None:
 
 def search_page(site: Path) -> None:
     """A search page with the site's search markup (no site chrome) at ``search/index.html``."""
-    from archive.site.static_search import page_markup
+    from archive.site.search import page_markup
     _write(site / "search" / "index.html",
            '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Search</title>'
            '<link rel="icon" href="data:,"></head><body>\n'

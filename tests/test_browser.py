@@ -289,7 +289,7 @@ def assert_screenshot(path: Path) -> None:
 
 
 class SearchPage:
-    """The static search page's controls, as ui.js and ``static_search.page_markup`` make them."""
+    """The static search page's controls, as ui.js and ``archive.site.search.page_markup`` make them."""
 
     def __init__(self, page: Page):
         self.page = page

@@ -1,6 +1,6 @@
 """The browser search client analyses queries exactly as the index does.
 
-templates/site/assets/search/analysis.js re-implements news_analyzer() in JavaScript (regex
+archive/site/search/client/analysis.js re-implements news_analyzer() in JavaScript (regex
 tokeniser, lower-casing, stop list, Snowball English stemmer). Any difference means a query
 term that can never match its own word in the index, so this test computes the expected
 output with Python and has ``node --test tests/js/analysis.test.mjs`` compare:

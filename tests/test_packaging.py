@@ -14,7 +14,7 @@ from pathlib import Path
 
 import archive
 from archive import render
-from archive.site import static_search
+from archive.site import search as site_search
 
 PACKAGE = Path(archive.__file__).resolve().parent
 
@@ -67,9 +67,9 @@ def test_package_data_is_found_through_the_package() -> None:
     """``archive.templates`` imports as a package in an editable install and a wheel alike."""
     templates = resources.files(importlib.import_module("archive.templates"))
     assert (templates / "cli" / "results.txt").is_file()
-    assert (templates / "site" / "assets" / "search" / "analysis.js").is_file()
+    assert (resources.files("archive.site.search") / "client" / "analysis.js").is_file()
     assert render.builtin_templates() == templates
-    for name in ("analysis.js", *static_search.CLIENT_FILES, static_search.COUNTS_SCRIPT):
-        assert (static_search.ASSET_FOLDER / name).read_text("utf-8").strip()
-    assert set(static_search.asset_files()) == {"assets/search/search.js",
-                                                "assets/search/counts.js"}
+    for name in ("analysis.js", *site_search.CLIENT_FILES, site_search.COUNTS_SCRIPT):
+        assert (site_search.ASSET_FOLDER / name).read_text("utf-8").strip()
+    assert set(site_search.asset_files()) == {"assets/search/search.js",
+                                              "assets/search/counts.js"}

@@ -195,6 +195,24 @@ def test_user_theme_overrides_a_template_by_name(tmp_path: Path) -> None:
     assert "Volcano" in (out / "index.html").read_text("utf-8")  # the rest is built in
 
 
+def test_user_theme_restyles_the_search_form(tmp_path: Path) -> None:
+    """The search form is a template too: a theme's ``_search_form.html`` replaces it, with
+    the same paths to the bundle and the client given to it."""
+    index = index_folder(tmp_path, ARTICLES)
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    (theme / "_search_form.html").write_text(
+        '<div id="archive-search" class="my-search" data-bundle="{{ bundle }}" '
+        'data-root="{{ root }}"></div>\n<script src="{{ script }}" defer></script>\n', "utf-8")
+    out = tmp_path / "site"
+    build_site(index, out, templates=theme)
+    html = (out / "search" / "index.html").read_text("utf-8")
+    assert '<div id="archive-search" class="my-search" data-bundle="../search/bundle/" ' \
+           'data-root="../"></div>' in html
+    assert '<script src="../assets/search/search.js" defer></script>' in html
+    assert "Sort by" not in html   # the built-in form is gone
+
+
 def test_output_folder_refuses_paths_outside_it(tmp_path: Path) -> None:
     folder = OutputFolder(tmp_path / "site")
     for bad in ("../escape.html", "/etc/passwd", "a/../../b", ""):

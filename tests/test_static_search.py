@@ -26,7 +26,10 @@ import pytest
 from archive import processes, store
 from archive.article import Article
 from archive.search import Archive
-from archive.site import static_search as ss
+from archive.site import search as ss
+from archive.site.search import articles as ss_articles
+from archive.site.search import pairs as ss_pairs
+from archive.site.search import postings as ss_postings
 from archive.site import urls
 from archive.site.files import OutputFolder
 from support import static_search_reference as ref
@@ -248,8 +251,8 @@ def test_two_process_build_is_byte_identical_to_the_sequential_one(
         return run
 
     for stage in ("encode", "write"):
-        name = f"_{stage}_partition"
-        monkeypatch.setattr(ss, name, slowed_and_logged(stage, getattr(ss, name)))
+        name = f"{stage}_partition"
+        monkeypatch.setattr(ss_pairs, name, slowed_and_logged(stage, getattr(ss_pairs, name)))
     with Archive(split_index, mmap=mmap) as archive:
         leaves = list(archive.searcher.reader().leaf_readers())
         assert len(leaves) == 2 and archive.searcher.doc_count() == 159
@@ -273,7 +276,7 @@ def test_a_failing_helper_raises_a_clear_error(fixture_site, tmp_path: Path,  # 
         raise RuntimeError("no terms today")
 
     index, _, _ = fixture_site
-    monkeypatch.setattr(ss, "_build_terms", broken)
+    monkeypatch.setattr(ss_postings, "build_terms", broken)
     left = set(Path(tempfile.gettempdir()).glob("archive-bundle-*"))
     with Archive(index) as archive, pytest.raises(
             ss.BundleProcessFailed, match="helper process failed: RuntimeError: no terms today"):
@@ -290,7 +293,7 @@ def test_a_killed_helper_raises_a_clear_error(fixture_site, tmp_path: Path,  # n
         raise AssertionError("unreachable")
 
     index, _, _ = fixture_site
-    monkeypatch.setattr(ss, "_build_terms", killed)
+    monkeypatch.setattr(ss_postings, "build_terms", killed)
     with Archive(index) as archive, pytest.raises(ss.BundleProcessFailed,
                                                   match=r"helper process died \(wait status 9\)"):
         ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=512, head_size=4, procs=2)
@@ -302,7 +305,7 @@ def test_a_failing_parent_stops_its_helper(fixture_site, tmp_path: Path,  # noqa
         raise OSError(28, "No space left on device")
 
     index, _, _ = fixture_site
-    monkeypatch.setattr(ss, "_build_articles", broken)
+    monkeypatch.setattr(ss_articles, "build_articles", broken)
     with Archive(index) as archive, pytest.raises(OSError, match="No space left"):
         ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=512, head_size=4, procs=2)
     with pytest.raises(ChildProcessError):   # the helper was killed and reaped
@@ -319,7 +322,7 @@ def test_one_usable_core_builds_in_one_process(monkeypatch: pytest.MonkeyPatch) 
 def test_fast_tokens_equal_the_field_analyzer() -> None:
     """The build's one-pass tokenizer gives exactly the analyzer's tokens (pairs depend on it)."""
     schema = store.build_schema()
-    tokens = ss._Tokens(schema["body"].analyzer)
+    tokens = ss_pairs.Tokens(schema["body"].analyzer)
     assert tokens.fast is not None
     texts = [a.body + " " + a.title for a in _articles(40)] + [
         "Don\u2019t STOP the U.S. of A's İstanbul naïve café 3.5% x_y 10,000 o'neill’s",

@@ -25,6 +25,7 @@ from archive.article import Article
 from archive.query import Filters
 from archive.search import Archive, FacetCount, Hit, ResultsPage
 from archive.site import chart, urls
+from archive.site import search as site_search
 from archive.site.files import OutputFolder
 
 STATE_FILE = ".archive-site.json"
@@ -125,6 +126,9 @@ def _fingerprint(index_dir: Path, env: jinja2.Environment, config: SiteConfig) -
             if path.is_file():
                 digest.update(str(path.relative_to(folder)).encode())
                 digest.update(path.read_bytes())
+    for relative, data in sorted(site_search.asset_files().items()):  # an asset too
+        digest.update(relative.encode())
+        digest.update(data)
     return digest.hexdigest()
 
 
@@ -331,11 +335,10 @@ class _Site:
     # -- search, feeds, crawlers --
 
     def write_search(self, procs: int) -> None:
-        from archive.site import search_module
-        self.search_report = search_module.build(self.archive, self.folder, procs)
+        self.search_report = site_search.build(self.archive, self.folder, procs)
+        markup = site_search.page_markup(urls.root_prefix(urls.SEARCH), env=self.env)
         self.page(urls.SEARCH, "search.html", "Search", in_sitemap=False,
-                  search_markup=search_module.page_markup(urls.root_prefix(urls.SEARCH)),
-                  facets=self.facets)
+                  search_markup=markup, facets=self.facets)
 
     def write_feed(self, path: str, title: str, filters: Filters) -> None:
         latest = next(self.archive.browse(filters, self.config.feed_size))
@@ -364,8 +367,8 @@ class _Site:
             self.folder.write("assets/" + relative, data)
 
 
-#: The search client's sources: the search module serves them in their derived form
-#: (``assets/search/search.js`` and ``counts.js``), so they are not copied as they are.
+#: ``assets/search/`` belongs to the search package (its client, ``search.js`` and
+#: ``counts.js``): a theme's files there are not copied over it.
 SEARCH_SOURCES = "search/"
 
 

@@ -1,4 +1,4 @@
-// Checks templates/site/assets/search/analysis.js against expectations computed by the Python
+// Checks archive/site/search/client/analysis.js against expectations computed by the Python
 // analyser (archive.analysis.news_analyzer, PyStemmer). Run as
 //   ANALYSIS_FIXTURE=/path/fixture.json node --test tests/js/analysis.test.mjs
 // tests/test_js_analysis.py builds the fixture and runs this. Without ANALYSIS_FIXTURE a small
@@ -22,7 +22,7 @@ import { test } from "node:test";
 
 import {
   STOP_WORDS, analyze, stem, tokenize,
-} from "../../templates/site/assets/search/analysis.js";
+} from "../../archive/site/search/client/analysis.js";
 
 const BUILT_IN = {
   analyze: [

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from archive import analysis
-from archive.site.static_search import (FACETS, decode_postings, dequantize, facet_file,
+from archive.site.search.format import (FACETS, decode_postings, dequantize, facet_file,
                                         key_hash, page_path, parse_script, read_varints,
                                         tail_name)
 

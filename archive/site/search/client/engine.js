@@ -1,7 +1,7 @@
 // The site's search engine: the CLI's query language answered from the static bundle that
-// archive/site/static_search.py writes. A classic script (not a module) so it also runs from
+// archive/site/search/ writes (format.py). A classic script (not a module) so it also runs from
 // file://; it defines `ArchiveSearch` and needs `ArchiveAnalysis` (analysis-classic.js).
-// archive/site/static_search_reference.py is the specification: same parse, same scores (sums
+// tests/support/static_search_reference.py is the specification: same parse, same scores (sums
 // run left to right in float64), same order (score, then article number).
 (function (root) {
   "use strict";
@@ -642,7 +642,7 @@
     return s || "article";
   };
 
-  /** An article record's page path, relative to the site root (static_search.page_path). */
+  /** An article record's page path, relative to the site root (format.page_path). */
   const pagePath = (a) => {
     const name = a.u !== undefined ? a.u : `${titleSlug(a.t)}-${a.h}`;
     return `${a.d ? a.d.replace(/-/g, "/") : "undated"}/${name}/index.html`;

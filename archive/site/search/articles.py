@@ -1,0 +1,151 @@
+"""The one pass over the stored articles, in number order, and what it gathers.
+
+- **One file per article** (metadata, page path and text), fetched only for shown results;
+  the ids in blocks (``i/BLOCK``), which the browser never needs.
+- Each article's **pairs** go to the pair spool (``pairs.py``).
+- **Facets**: posting files per facet value in hash buckets (for ``source:``/``place:``/
+  ``topic:`` filters: no value listing needed), and per-block columns of facet values with
+  the value listing in ``facets`` (for the filter counts, fetched only when a visitor opens
+  the filter panel).
+- **Dates**: ``meta`` holds each year's first article number; one small file per year holds
+  its day table, fetched only when a date filter starts or ends inside that year.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter, defaultdict
+from typing import Any
+
+from archive import store
+from archive.search import Archive
+from archive.site.files import OutputFolder
+from archive.site.search.format import COLUMN_BLOCK, FACETS, article_record, b64, facet_file, \
+    script, varints
+from archive.site.search.pairs import PairSpool, Tokens, article_pairs
+from archive.site.search.postings import FieldScorer, Numbering
+
+
+class Facets:
+    """Facet values per article (for columns and filter posting lists), gathered in one pass."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, dict[str, int]] = {f: {} for f in FACETS}   # key -> value id
+        self.display: dict[str, list[str]] = {f: [] for f in FACETS}
+        self.postings: dict[str, list[array]] = {f: [] for f in FACETS}
+        self.columns: dict[str, list[list[int]]] = {f: [] for f in FACETS}
+
+    def add(self, number: int, stored: dict[str, Any]) -> None:
+        for name in FACETS:
+            ids = []
+            for display in store.split_list(stored.get(name)):
+                key = display.strip().lower()
+                vid = self.values[name].get(key)
+                if vid is None:
+                    vid = self.values[name][key] = len(self.display[name])
+                    self.display[name].append(display)
+                    self.postings[name].append(array("I"))
+                if vid not in ids:
+                    ids.append(vid)
+                    self.postings[name][vid].append(number)
+            self.columns[name].append(ids)
+
+    def order(self, name: str) -> list[int]:
+        """Value ids by falling count, then key: the order the filter controls list them."""
+        keys = list(self.values[name])
+        return sorted(range(len(keys)), key=lambda v: (-len(self.postings[name][v]), keys[v]))
+
+
+def build_articles(archive: Archive, numbering: Numbering, out: OutputFolder, prefix: str,
+                   spool: PairSpool, facets: Facets, scorer: FieldScorer) -> list[list[int]]:
+    """One pass over the stored articles in number order: article files, pairs, facets;
+    returns the days ([YYYYMMDD, first article number] per day with articles)."""
+    reader = archive.searcher.reader()
+    schema = archive.index.schema
+    tokenize = {name: Tokens(schema[name].analyzer) for name in store.TEXT_FIELDS}
+    days: list[list[int]] = []
+    ids: list[str] = []
+    for number, docnum in enumerate(numbering.docnums):
+        stored = reader.stored_fields(docnum)
+        name = f"a/{number}"
+        out.write(f"{prefix}/{name}.js", script(name, article_record(stored)))
+        ids.append(stored["id"])
+        if len(ids) == COLUMN_BLOCK or number == len(numbering) - 1:
+            iname = f"i/{number // COLUMN_BLOCK}"
+            out.write(f"{prefix}/{iname}.js", script(iname, ids))
+            ids = []
+        spool.add(number, article_pairs(scorer, tokenize, docnum, stored))
+        facets.add(number, stored)
+        date = stored.get("date") if number < numbering.dated else None
+        if date is not None:
+            day = date.year * 10000 + date.month * 100 + date.day
+            if not days or days[-1][0] != day:
+                days.append([day, number])
+    return days
+
+
+def write_facets(facets: Facets, out: OutputFolder, prefix: str,
+                 articles: int) -> tuple[dict[str, list[list[Any]]], dict[str, int], int]:
+    """Filter posting files (hash buckets, every one written so a lookup never misses a
+    file) and count columns (values renumbered in display order): (listing, buckets, files)."""
+    listing: dict[str, list[list[Any]]] = {}
+    buckets: dict[str, int] = {}
+    files = 0
+    for name in FACETS:
+        order = facets.order(name)
+        rank = {vid: i for i, vid in enumerate(order)}
+        keys = list(facets.values[name])
+        listing[name] = [[keys[v], facets.display[name][v], len(facets.postings[name][v])]
+                         for v in order]
+        buckets[name] = max(1, len(keys))
+        by_file: dict[str, list[list[Any]]] = {
+            f"f/{name}/{b}": [] for b in range(buckets[name])}
+        for vid in order:
+            numbers = list(facets.postings[name][vid])
+            deltas = [n - p for n, p in zip(numbers, [-1] + numbers[:-1])]
+            by_file[facet_file(name, keys[vid], buckets[name])].append(
+                [keys[vid], len(numbers), b64(varints(deltas))])
+        for fname, rows in by_file.items():
+            out.write(f"{prefix}/{fname}.js", script(fname, rows))
+            files += 1
+        column = facets.columns[name]
+        for block in range(math.ceil(articles / COLUMN_BLOCK)):
+            values: list[int] = []
+            for ids in column[block * COLUMN_BLOCK:(block + 1) * COLUMN_BLOCK]:
+                values.append(len(ids))
+                values.extend(sorted(rank[v] for v in ids))
+            cname = f"c/{name}/{block}"
+            out.write(f"{prefix}/{cname}.js", script(cname, b64(varints(values))))
+            files += 1
+    return listing, buckets, files
+
+
+def years(days: list[list[int]]) -> list[list[int]]:
+    """[year, first article number] per year with dated articles, oldest first."""
+    out: list[list[int]] = []
+    for day, first in days:
+        if not out or out[-1][0] != day // 10000:
+            out.append([day // 10000, first])
+    return out
+
+
+def write_days(days: list[list[int]], dated: int, out: OutputFolder, prefix: str) -> int:
+    """One file per year: ``[mmdd, articles that day, ...]`` (the year's first number is in
+    ``meta``), so a date filter fetches at most the two years its ends fall in."""
+    by_year: dict[int, list[int]] = defaultdict(list)
+    for i, (day, first) in enumerate(days):
+        end = days[i + 1][1] if i + 1 < len(days) else dated
+        by_year[day // 10000] += [day % 10000, end - first]
+    for year, flat in by_year.items():
+        out.write(f"{prefix}/d/{year}.js", script(f"d/{year}", flat))
+    return len(by_year)
+
+
+def year_listing(days: list[list[int]], dated: int) -> list[list[Any]]:
+    """The ``year`` facet's listing: [year, year, articles], most articles first."""
+    counts: Counter[int] = Counter()
+    for i, (day, first) in enumerate(days):
+        end = days[i + 1][1] if i + 1 < len(days) else dated
+        counts[day // 10000] += end - first
+    return [[str(y), str(y), c] for y, c in sorted(counts.items(), key=lambda yc: (-yc[1], yc[0]))]
