@@ -9,6 +9,7 @@ imports (``from archive import store``; ``store.open_index(...)``).
   creating an index; importing it makes Whoosh read mapped segments without copying them.
 - ``fastwriter``: the writer's fast path, and every use of Whoosh's private names.
 - ``writers``: which writer a run opens (one process or two), and ending one that fails.
+- ``check``: ``archive check``, imported on its own (``archive.store.check``).
 """
 
 from archive.store.durable import (DEFAULT_INDEX, TOC_TEMP_RE, DurableStorage, create_index,
