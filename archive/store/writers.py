@@ -8,6 +8,7 @@ left; ``abandon_writer`` and ``discard_writer`` end one that will not commit.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,10 @@ from archive.store.lock import IndexLock
 #: than it saves on a small commit)
 SPLIT_MIN_DOCS = 500
 
+#: how a segment writer process is named in its failures
+WRITER_PROCESS = "a segment writer process"
+
+
 class SplitWriter:
     """A writer that builds each commit's additions as ``procs`` segments at once.
 
@@ -34,6 +39,10 @@ class SplitWriter:
     which holds the lock throughout: the commit protocol (fsyncs, TOC rename, manifest after
     it) is unchanged, and a failed or killed child fails the commit, leaving the previous one
     in force. Deletions go straight to this process's writer, as with a SegmentWriter.
+
+    The children are ``processes.Child``: each reports its segment, or its error with the
+    ``errno`` an OSError carried (a full disk is reported as the OSError it was), as its
+    result. Where the system refuses a fork, this process writes the whole commit.
 
     Memory: each process's posting pool gets ``limitmb / procs``; the buffer holds at most
     one commit's documents (``commit_every``).
@@ -75,87 +84,59 @@ class SplitWriter:
     def commit(self) -> None:
         docs, self._docs = self._docs, []
         procs = self.procs if len(docs) >= self.split_min else 1
-        if procs < 2:
-            for doc in docs:
-                self.main.add_document(**doc)
-            self.main.commit()
-            return
         cuts = [len(docs) * k // procs for k in range(procs + 1)]
-        children: list[tuple[int, int]] = []
+        children: list[processes.Child] = []
         try:
             for k in range(1, procs):
-                children.append(self._fork(docs[cuts[k]:cuts[k + 1]]))
+                child = processes.Child.start(
+                    partial(self._write_segment, docs[cuts[k]:cuts[k + 1]]), WRITER_PROCESS)
+                if child is None:  # no fork here: this process writes the whole commit
+                    for started in children:
+                        started.stop()
+                    children, cuts[1] = [], len(docs)
+                    break
+                children.append(child)
             for doc in docs[:cuts[1]]:
                 self.main.add_document(**doc)
             del docs
+            if not children:
+                self.main.commit()
+                return
             self.main.commit(more_segments=lambda: [self._collect(c) for c in children])
             children = []
         finally:
-            for pid, fd in children:  # only after a failure: stop and reap what is left
-                _stop_child(pid, fd)
+            for child in children:  # only after a failure: stop and reap what is left
+                child.stop()
 
-    def _fork(self, docs: list[dict[str, Any]]) -> tuple[int, int]:
-        import pickle
-
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid:  # the parent
-            os.close(write_fd)
-            return pid, read_fd
-        code = 1  # pragma: no cover - the child, which never returns
+    def _write_segment(self, docs: list[dict[str, Any]]) -> tuple[Any, ...]:
+        """In a forked child: ``docs`` as a segment of their own, or what went wrong."""
+        lock = self.lock if self.lock is not None else getattr(self.main, "writelock", None)
+        if getattr(lock, "fd", None) is not None:
+            # Drop this process's share of the lock (closing, not unlocking, which would
+            # free the parent's too): were the parent killed, the lock must go with it (a
+            # flock lives while any process holds its file open)
+            os.close(lock.fd)
         try:
-            os.close(read_fd)
-            processes.die_with_parent()
-            lock = self.lock if self.lock is not None else getattr(self.main, "writelock", None)
-            if getattr(lock, "fd", None) is not None:
-                # Drop this process's share of the lock (closing, not unlocking, which would
-                # free the parent's too): were the parent killed, the lock must go with it (a
-                # flock lives while any process holds its file open)
-                os.close(lock.fd)
-            try:
-                w = ArchiveWriter(self.ix, lock=False, limitmb=self.limitmb)
-                for doc in docs:
-                    w.add_document(**doc)
-                payload = pickle.dumps(("segment", w.finalize_segment()))
-            except BaseException as exc:
-                payload = pickle.dumps(("error", type(exc).__name__, str(exc),
-                                        getattr(exc, "errno", None),
-                                        getattr(exc, "strerror", None),
-                                        getattr(exc, "filename", None)))
-            with os.fdopen(write_fd, "wb") as out:
-                out.write(payload)
-            code = 0
-        finally:
-            os._exit(code)
+            w = ArchiveWriter(self.ix, lock=False, limitmb=self.limitmb)
+            for doc in docs:
+                w.add_document(**doc)
+            return ("segment", w.finalize_segment())
+        except BaseException as exc:
+            return ("error", type(exc).__name__, str(exc), getattr(exc, "errno", None),
+                    getattr(exc, "strerror", None), getattr(exc, "filename", None))
 
     @staticmethod
-    def _collect(child: tuple[int, int]) -> Any:
-        import pickle
-
-        pid, fd = child
-        with os.fdopen(fd, "rb") as stream:
-            payload = stream.read()
-        _, status = os.waitpid(pid, 0)
+    def _collect(child: processes.Child) -> Any:
         try:
-            message = pickle.loads(payload) if payload else ("died", status)
-        except Exception:
-            message = ("died", status)
+            message = child.result()
+        except processes.ChildFailed as exc:  # it died before reporting
+            raise WriterProcessFailed(str(exc)) from None
         if message[0] == "segment":
             return message[1]
-        if message[0] == "error":
-            _, kind, text, err, strerror, filename = message
-            if err is not None:  # e.g. a full disk: report it as the OSError it was
-                raise OSError(err, strerror or text, filename)
-            raise WriterProcessFailed(f"a segment writer process failed: {kind}: {text}")
-        raise WriterProcessFailed(f"a segment writer process died (wait status {status})")
-
-
-def _stop_child(pid: int, fd: int) -> None:
-    try:
-        os.close(fd)
-    except OSError:
-        pass
-    processes.kill_and_reap(pid)
+        _, kind, text, err, strerror, filename = message
+        if err is not None:  # e.g. a full disk: report it as the OSError it was
+            raise OSError(err, strerror or text, filename)
+        raise WriterProcessFailed(f"{WRITER_PROCESS} failed: {kind}: {text}")
 
 
 def default_procs() -> int:
