@@ -338,7 +338,7 @@ def check_command(index_dir: Path, full: bool, as_json: bool) -> None:
 
     Exit status: 0 when the index is sound, 1 when it is damaged (or missing).
     """
-    from archive.check import REPAIR_HINT, check_index
+    from archive.store.check import REPAIR_HINT, check_index
 
     try:
         report = check_index(index_dir, full=full)

@@ -133,7 +133,9 @@ class Indexer:
     def _update(self, paths: Sequence[str | Path], sources: list[SourceFile], rebuild: bool,
                 progress: Progress | None, report: IndexReport) -> None:
         """The run proper, under the lock."""
-        ix = store.create_index(self.folder) if rebuild else store.open_or_create(self.folder)
+        # created here when there is none: safe under the lock (two unlocked runs could both)
+        fresh = rebuild or not store.exists(self.folder)
+        ix = store.create_index(self.folder) if fresh else store.open_index(self.folder)
         read = {} if rebuild else store.read_manifest(self.folder)
         # The duplicate finder is loaded on first use: a run that reads and deletes nothing
         # never pays for loading (and re-saving) the signatures of the whole archive.

@@ -28,7 +28,7 @@ import pytest
 from click.testing import CliRunner
 
 from archive import store
-from archive.check import REPAIR_HINT, check_index
+from archive.store.check import REPAIR_HINT, check_index
 from archive.cli import main
 from archive.indexer import Indexer
 from archive.search import Archive

@@ -83,9 +83,11 @@ def test_mapped_segment_files_read_like_bytesio_without_copying() -> None:
     from io import BytesIO
 
     from whoosh.filedb import compound
-    assert compound.BufferFile is store._MappedFile
+
+    from archive.store.durable import MappedFile, ViewReader
+    assert compound.BufferFile is MappedFile
     data = bytes(random.Random(1).randrange(256) for _ in range(5000)) + b"one\ntwo\nend"
-    ours, reference = store._ViewReader(memoryview(data)), BytesIO(data)
+    ours, reference = ViewReader(memoryview(data)), BytesIO(data)
     rng = random.Random(2)
     for _ in range(5000):
         op = rng.choice(["read", "readline", "seek", "seek_cur", "seek_end"])

@@ -21,9 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from whoosh.filedb.compound import CompoundStorage
-from whoosh.index import TOC, FileIndex
+from whoosh.index import TOC
 
-from archive import store
+from archive.store.durable import TOC_TEMP_RE, DurableStorage, toc_generations
+from archive.store.errors import IndexMissing
+from archive.store.fastwriter import compound_part_ends, posting_blocks, toc_reader
+from archive.store.lock import WRITE_LOCK
+from archive.store.manifest import read_manifest
+from archive.store.schema import INDEX_NAME, repeated_ids
 
 REPAIR_HINT = "run `archive index --rebuild PATHS` to restore it from the inputs"
 
@@ -68,14 +73,14 @@ MAX_TERMS = 30_000
 
 
 def check_index(folder: Path, *, full: bool = False) -> CheckReport:
-    """Verify the index at ``folder``; raises ``store.IndexMissing`` if there is none.
+    """Verify the index at ``folder``; raises ``IndexMissing`` if there is none.
 
     ``full`` decodes the postings of every term, however long that takes."""
     started = time.perf_counter()
     report = CheckReport(index=str(folder))
-    generations = store.toc_generations(folder)
+    generations = toc_generations(folder)
     if not generations:
-        raise store.IndexMissing(folder)
+        raise IndexMissing(folder)
     report.generation = generations[0]
     try:
         _check(folder, generations[0], report, None if full else MAX_TERMS)
@@ -85,10 +90,10 @@ def check_index(folder: Path, *, full: bool = False) -> CheckReport:
 
 
 def _check(folder: Path, gen: int, report: CheckReport, max_terms: int | None) -> None:
-    storage = store.DurableStorage(str(folder))
-    toc_name = f"_{store.INDEX_NAME}_{gen}.toc"
+    storage = DurableStorage(str(folder))
+    toc_name = f"_{INDEX_NAME}_{gen}.toc"
     try:
-        toc = TOC.read(storage, store.INDEX_NAME, gen=gen)
+        toc = TOC.read(storage, INDEX_NAME, gen=gen)
     except Exception as exc:  # truncated or garbled: Whoosh raises assorted types
         report.problems.append(f"{toc_name}: the table of contents cannot be read ({exc!r})")
         _note_older(folder, gen, report)
@@ -104,7 +109,7 @@ def _check(folder: Path, gen: int, report: CheckReport, max_terms: int | None) -
     _check_lock(storage, report)
 
 
-def _check_files(folder: Path, storage: store.DurableStorage, toc: TOC,
+def _check_files(folder: Path, storage: DurableStorage, toc: TOC,
                  report: CheckReport) -> bool:
     """Every segment file present and as long as its compound directory says."""
     whole = True
@@ -133,8 +138,7 @@ def _check_files(folder: Path, storage: store.DurableStorage, toc: TOC,
             whole = False
             continue
         try:
-            end = max((info["offset"] + info["length"] for info in compound._dir.values()),
-                      default=0)
+            end = max(compound_part_ends(compound), default=0)
         finally:
             compound.close()
         if end > size:
@@ -144,16 +148,16 @@ def _check_files(folder: Path, storage: store.DurableStorage, toc: TOC,
     return whole
 
 
-def _check_documents(storage: store.DurableStorage, toc: TOC, report: CheckReport,
+def _check_documents(storage: DurableStorage, toc: TOC, report: CheckReport,
                      max_terms: int | None) -> Counter[str] | None:
     """Load every live document's stored fields, read every term of every indexed field, and
     decode the postings of every term (or, past ``max_terms`` terms, of an evenly spread
-    sample: a full walk of ~20k articles takes Whoosh tens of seconds).
+    sample: a full walk of a large index takes Whoosh a long time).
 
     Returns the number of live documents per input path, or None if the segments failed.
     """
     try:
-        reader = FileIndex._reader(storage, toc.schema, list(toc.segments), toc.generation)
+        reader = toc_reader(storage, toc)
     except Exception as exc:
         report.problems.append(f"the segments cannot be opened ({exc!r})")
         return None
@@ -199,7 +203,7 @@ def _check_documents(storage: store.DurableStorage, toc: TOC, report: CheckRepor
                 report.problems.append(f"{name}: postings of field {fieldname!r} cannot be "
                                        f"read ({exc!r})")
         try:
-            twice = sorted(store.repeated_ids(reader))  # what the next run repairs
+            twice = sorted(repeated_ids(reader))  # what the next run repairs
         except Exception as exc:
             report.problems.append(f"the id field's postings cannot be read ({exc!r})")
             twice = []
@@ -218,28 +222,25 @@ def _walk_postings(matcher: Any, limit: int) -> int:
     """Decode every block of one term's postings (ids and weights); returns their number.
 
     Block at a time through the W3 matcher's block API (a per-posting loop in Python would
-    take ten times longer); inlined postings of rare terms come as a plain list matcher.
+    take far longer); inlined postings of rare terms come as a plain list matcher.
     """
     count = 0
-    if not hasattr(matcher, "_next_block"):
+    blocks = posting_blocks(matcher)
+    if blocks is None:
         for docnum in matcher.all_ids():
             if not 0 <= docnum < limit:
                 raise ValueError(f"posting for document {docnum} of {limit}")
             count += 1
         return count
-    while matcher.is_active():
-        matcher._read_ids()
-        matcher._read_weights()
-        ids = matcher._ids
+    for ids, _weights in blocks:
         if len(ids) and not (0 <= ids[0] and ids[-1] < limit):
             raise ValueError(f"posting for document {ids[-1]} of {limit}")
         count += len(ids)
-        matcher._next_block()
     return count
 
 
 def _check_manifest(folder: Path, paths: Counter[str], report: CheckReport) -> None:
-    manifest = store.read_manifest(folder)
+    manifest = read_manifest(folder)
     report.manifest_files = len(manifest)
     report.manifest_articles = sum(s.articles for s in manifest.values())
     listed = {name: state.articles for name, state in manifest.items() if state.articles}
@@ -261,14 +262,14 @@ def _check_manifest(folder: Path, paths: Counter[str], report: CheckReport) -> N
 
 def _check_leftovers(folder: Path, report: CheckReport) -> None:
     names = os.listdir(folder)
-    temps = [n for n in names if store.TOC_TEMP_RE.match(n)]
+    temps = [n for n in names if TOC_TEMP_RE.match(n)]
     if temps:
         report.notes.append(f"{len(temps)} temporary TOC file(s) from an interrupted commit "
                             f"(e.g. {temps[0]}); the next `archive index` removes them")
 
 
-def _check_lock(storage: store.DurableStorage, report: CheckReport) -> None:
-    lock = storage.lock(store.WRITE_LOCK)
+def _check_lock(storage: DurableStorage, report: CheckReport) -> None:
+    lock = storage.lock(WRITE_LOCK)
     try:
         free = lock.acquire()
     except OSError as exc:
@@ -282,7 +283,7 @@ def _check_lock(storage: store.DurableStorage, report: CheckReport) -> None:
 
 
 def _note_older(folder: Path, gen: int, report: CheckReport) -> None:
-    older = [g for g in store.toc_generations(folder) if g < gen]
+    older = [g for g in toc_generations(folder) if g < gen]
     if older:
         report.notes.append(f"older generation(s) {', '.join(map(str, older))} present; "
                             "searches fall back to the newest whole one")

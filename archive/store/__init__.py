@@ -1,0 +1,38 @@
+"""The on-disk Whoosh index: one module per job, and this face that the rest of the archive
+imports (``from archive import store``; ``store.open_index(...)``).
+
+- ``schema``: the schema, and the mapping between an Article and its Whoosh document.
+- ``manifest``: ``manifest.json``, the record of which input files the last commit holds.
+- ``errors``: missing, damaged, outdated or busy index; a failed writer process.
+- ``lock``: the writer lock an indexing run holds from start to end.
+- ``durable``: commits that survive a power cut, opening the newest whole generation,
+  creating an index; importing it makes Whoosh read mapped segments without copying them.
+- ``fastwriter``: the writer's fast path, and every use of Whoosh's private names.
+- ``writers``: which writer a run opens (one process or two), and ending one that fails.
+- ``check``: ``archive check``, imported on its own (``archive.store.check``).
+"""
+
+from archive.store.durable import (DEFAULT_INDEX, TOC_TEMP_RE, DurableStorage, create_index,
+                                   exists, index_bytes, missing_segment_files, open_index,
+                                   resolve_index, toc_generations)
+from archive.store.errors import (IndexBusy, IndexDamaged, IndexMissing, IndexOutdated,
+                                  WriterProcessFailed)
+from archive.store.fastwriter import ArchiveWriter, field_postings
+from archive.store.lock import WRITE_LOCK, IndexLock
+from archive.store.manifest import MANIFEST, FileState, read_manifest, write_manifest
+from archive.store.schema import (INDEX_NAME, TEXT_FIELDS, add_articles, build_schema,
+                                  from_stored, indexed_paths, iter_articles, repeated_ids,
+                                  split_list, to_document)
+from archive.store.writers import (SPLIT_MIN_DOCS, SplitWriter, abandon_writer, default_procs,
+                                   discard_writer, open_writer)
+
+__all__ = [
+    "ArchiveWriter", "DEFAULT_INDEX", "DurableStorage", "FileState", "INDEX_NAME",
+    "IndexBusy", "IndexDamaged", "IndexLock", "IndexMissing", "IndexOutdated", "MANIFEST",
+    "SPLIT_MIN_DOCS", "SplitWriter", "TEXT_FIELDS", "TOC_TEMP_RE", "WRITE_LOCK",
+    "WriterProcessFailed", "abandon_writer", "add_articles", "build_schema", "create_index",
+    "default_procs", "discard_writer", "exists", "field_postings", "from_stored",
+    "index_bytes", "indexed_paths", "iter_articles", "missing_segment_files", "open_index",
+    "open_writer", "read_manifest", "repeated_ids", "resolve_index",
+    "split_list", "to_document", "toc_generations", "write_manifest",
+]
