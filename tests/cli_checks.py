@@ -26,3 +26,10 @@ def assert_clean(result: Result, *allowed: int) -> None:
     assert "Traceback" not in result.output
     if result.exit_code:
         assert len(result.stderr.strip().splitlines()) <= 1, result.stderr[-2000:]
+
+
+def index_folder(paths: list, folder) -> object:  # noqa: ANN001 (Path in, Path out)
+    """``archive index PATHS --index FOLDER``, which must succeed; returns FOLDER."""
+    result = invoke("index", *paths, "--index", folder)
+    assert result.exit_code == 0, result.output
+    return folder

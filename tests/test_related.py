@@ -13,20 +13,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from whoosh import query as wq, sorting
 
-from archive.cli import main
 from archive.query import Filters
 from archive.search import Archive
+from cli_checks import index_folder
 
 pytestmark = pytest.mark.corpus
 
 
-def index(paths: list[Path], folder: Path) -> Path:
-    result = CliRunner().invoke(main, ["index", *map(str, paths), "--index", str(folder)])
-    assert result.exit_code == 0, result.output
-    return folder
+index = index_folder
 
 
 @pytest.fixture(scope="module")

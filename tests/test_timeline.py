@@ -15,13 +15,10 @@ import pytest
 from archive.render import visible_width
 from archive.search import Archive
 from archive.timeline import period_label, period_start, timelines
-from cli_checks import assert_clean, invoke
+from cli_checks import assert_clean, index_folder, invoke
 
 
-def index(paths: list[Path], folder: Path) -> Path:
-    result = invoke("index", *paths, "--index", folder)
-    assert result.exit_code == 0, result.output
-    return folder
+index = index_folder
 
 
 @pytest.fixture(scope="module")
