@@ -54,6 +54,8 @@
         svg.append(link);
       } else svg.append(bar);
     });
+    // the baseline, so empty periods read as empty
+    svg.append(node("line", { class: "chart-axis", x1: SIDE, x2: width - SIDE, y1: HEIGHT - BOTTOM + 0.5, y2: HEIGHT - BOTTOM + 0.5 }));
     const first = rows[0][0], last = rows[rows.length - 1][0];
     svg.append(node("text", { x: SIDE, y: HEIGHT - 6 }, first));
     if (rows.length > 1) svg.append(node("text", { x: width - SIDE, y: HEIGHT - 6, "text-anchor": "end" }, last));
