@@ -2,7 +2,9 @@
 
 The static search speaks most of the query language; ``/live`` speaks all of it (wildcards,
 fuzzy terms, any field) because it runs the same ``Archive.search`` as the CLI. It renders
-through the site's own templates, so a theme applies to it too. Binds to loopback by default.
+through the site's own templates, so a theme applies to it too, and its chart of matches per
+period is counted by ``archive.timeline`` (as ``archive timeline`` counts) and drawn by the
+site's chart.js, as the search page's is. Binds to loopback by default.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import jinja2
 
-from archive import render
+from archive import render, timeline
 from archive.query import QueryError
 from archive.search import Archive, SORTS
 from archive.site import urls
@@ -47,17 +49,19 @@ class PreviewHandler(SimpleHTTPRequestHandler):
             page = max(1, int(params.get("page", ["1"])[0]))
         except ValueError:
             page = 1
-        results, error = None, None
+        results, error, counts = None, None, None
         if query.strip():
             try:
                 with self.lock:  # one Whoosh searcher, shared by the server's threads
                     results = self.archive.search(query, sort=sort, page=page)
+                    counts = timeline.auto_timeline(self.archive, query)
             except QueryError as exc:
                 error = str(exc)
         html = self.env.get_template("live.html").render(
             site=_SiteInfo(), page_title="Live search", root="/", path="live/",
             canonical=self.base_url.rstrip("/") + LIVE_PATH, query=query, sort=sort,
             results=results, error=error, facet_titles={},
+            chart=timeline.chart_rows(counts) if counts else [], chart_by=counts and counts.by,
             url_of=lambda h: urls.article_path(h.id, h.title, h.date))
         body = html.encode("utf-8")
         self.send_response(HTTPStatus.BAD_REQUEST if error else HTTPStatus.OK)

@@ -83,6 +83,47 @@ def period_label(start: date, by: str) -> str:
     return start.isoformat()
 
 
+#: The chart's period, chosen from the span of the matches (chart.js applies the same rule):
+#: a bar a year past this many years, a bar a day when the first and last match are in the
+#: same or adjacent months, else a bar a month. So a chart has tens of bars, not thousands.
+AUTO_YEARS = 20
+AUTO_DAY_MONTHS = 2
+
+
+def auto_period(first: date, last: date) -> str:
+    """The period a chart of matches from ``first`` to ``last`` counts by."""
+    if last.year - first.year > AUTO_YEARS:
+        return "year"
+    months = (last.year - first.year) * 12 + last.month - first.month
+    return "day" if months < AUTO_DAY_MONTHS else "month"
+
+
+def chart_rows(timeline: Timeline) -> list[list[Any]]:
+    """``[[label, count], ...]``: what the site's chart.js draws."""
+    return [[period_label(p.start, timeline.by), p.count] for p in timeline.periods]
+
+
+def auto_timeline(archive: Archive, query: str, *, filters: Filters | None = None,
+                  all_copies: bool = False) -> Timeline:
+    """The query's timeline by the period ``auto_period`` picks from its matches' span, as the
+    site's search page picks it (the day timeline, regrouped when a longer period wins)."""
+    [daily] = timelines(archive, [query], by="day", filters=filters, all_copies=all_copies)
+    busy = [p.start for p in daily.periods if p.count]
+    if not busy:
+        return daily
+    by = auto_period(busy[0], busy[-1])
+    if by == "day":
+        return daily
+    per: Counter[date] = Counter()
+    for p in daily.periods:
+        per[period_start(p.start, by)] += p.count
+    starts = _span([per], None, by)
+    return Timeline(query=daily.query, by=by,
+                    periods=tuple(Period(s, per.get(s, 0)) for s in starts),
+                    total=daily.total, undated=daily.undated, suggestion=daily.suggestion,
+                    relaxed=daily.relaxed)
+
+
 def timelines(archive: Archive, queries: Iterable[str], *, by: str = "month",
               filters: Filters | None = None, normalize: bool = False,
               all_copies: bool = False) -> list[Timeline]:

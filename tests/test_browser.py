@@ -345,7 +345,7 @@ def test_home_to_seed_article_with_screenshots(site: SiteUnderTest, page: Page,
     expect(page).to_have_title("News archive")
     expect(page.locator("html")).to_have_attribute("lang", "en")
     expect(page.locator("main .totals")).to_contain_text(f"{TOTAL} articles")
-    expect(page.locator("main svg.chart")).to_be_visible()  # drawn at build time, no JS
+    expect(page.locator("main svg.chart")).to_be_visible()  # drawn by chart.js
     home_png = tmp_path / "home.png"
     page.screenshot(path=str(home_png), full_page=True)
 

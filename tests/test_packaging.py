@@ -69,7 +69,9 @@ def test_package_data_is_found_through_the_package() -> None:
     assert (templates / "cli" / "results.txt").is_file()
     assert (resources.files("archive.site.search") / "client" / "analysis.js").is_file()
     assert render.builtin_templates() == templates
-    for name in ("analysis.js", *site_search.CLIENT_FILES, site_search.COUNTS_SCRIPT):
+    for name in ("analysis.js", *site_search.CLIENT_FILES, site_search.COUNTS_SCRIPT,
+                 site_search.CHART_SCRIPT):
         assert (site_search.ASSET_FOLDER / name).read_text("utf-8").strip()
     assert set(site_search.asset_files()) == {"assets/search/search.js",
-                                              "assets/search/counts.js"}
+                                              "assets/search/counts.js",
+                                              "assets/search/chart.js"}

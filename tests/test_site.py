@@ -75,7 +75,9 @@ def test_browse_pages_exist_with_titles_and_canonical_urls(built: tuple[Path, Pa
         assert "<title>" in html and 'lang="en"' in html, path
     home = (out / "index.html").read_text("utf-8")
     assert '<link rel="canonical" href="https://news.example/">' in home
-    assert "<svg" in home  # the per-month chart is drawn at build time
+    # the per-month chart: its counts as JSON for chart.js, and a summary without scripts
+    assert "data-chart='[[\"2015-" in home and "assets/search/chart.js" in home
+    assert "<noscript><p>2015-" in home
     assert (out / "robots.txt").read_text().strip().endswith("https://news.example/sitemap.xml")
 
 

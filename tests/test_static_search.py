@@ -348,7 +348,8 @@ def test_page_markup_has_a_labelled_query_box_and_relative_scripts() -> None:
     assert '<label for="search-q">' in html and 'name="q"' in html
     assert 'src="../assets/search/search.js"' in html
     assert 'data-bundle="../search/bundle/"' in html and 'aria-live="polite"' in html
-    assert set(ss.asset_files()) == {"assets/search/search.js", "assets/search/counts.js"}
+    assert set(ss.asset_files()) == {"assets/search/search.js", "assets/search/counts.js",
+                                     "assets/search/chart.js"}
 
 
 def test_client_is_small_and_keeps_its_code_as_written() -> None:
@@ -359,7 +360,7 @@ def test_client_is_small_and_keeps_its_code_as_written() -> None:
     total = sum(len(gzip.compress(data, 6)) for data in files.values())
     assert total < 15 * 1024, total
     sources = "".join((ss.ASSET_FOLDER / n).read_text("utf-8")
-                      for n in ("analysis.js", "engine.js", "ui.js", "counts.js"))
+                      for n in ("analysis.js", "engine.js", "ui.js", "counts.js", "chart.js"))
     source_lines = {line.strip().removeprefix("export ") for line in sources.splitlines()}
     served = files["assets/search/search.js"].decode("utf-8")
     assert "ArchiveAnalysis" in served and "class Engine" in served and "readState" in served

@@ -280,7 +280,8 @@ class _Site:
         months = Counter((d.year, d.month) for d in self.archive.dates())
         self.page(urls.HOME, "home.html", self.config.title, latest=latest.hits,
                   total=everything.total, facets=everything.facets,
-                  chart=chart.monthly_svg(months), facet_index=urls.facet_index_path)
+                  chart=chart.monthly_rows(months), chart_summary=chart.summary,
+                  facet_index=urls.facet_index_path)
 
     def write_dates(self) -> None:
         months = Counter((d.year, d.month) for d in self.archive.dates())

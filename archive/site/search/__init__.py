@@ -30,15 +30,15 @@ from archive import render
 from archive.search import Archive
 from archive.site.files import OutputFolder
 from archive.site.search.bundle import BundleReport, build_bundle
-from archive.site.search.client import ASSET_FOLDER, CLIENT_FILES, CLIENT_PREFIX, \
-    CLIENT_SCRIPT, COUNTS_SCRIPT, asset_files, classic_analysis, without_comments
+from archive.site.search.client import ASSET_FOLDER, CHART_SCRIPT, CLIENT_FILES, \
+    CLIENT_PREFIX, CLIENT_SCRIPT, COUNTS_SCRIPT, asset_files, classic_analysis, without_comments
 from archive.site.search.format import BUNDLE_PREFIX, FACETS, decode_postings, \
     encode_postings, parse_script, read_varints, varints
 from archive.site.search.helper import BundleProcessFailed
 from archive.site.search.pairs import PAIR_PARTITIONS
 
 __all__ = [
-    "ASSET_FOLDER", "BUNDLE_PREFIX", "CLIENT_FILES", "CLIENT_PREFIX", "CLIENT_SCRIPT",
+    "ASSET_FOLDER", "BUNDLE_PREFIX", "CHART_SCRIPT", "CLIENT_FILES", "CLIENT_PREFIX", "CLIENT_SCRIPT",
     "COUNTS_SCRIPT", "FACETS", "FORM_TEMPLATE", "PAIR_PARTITIONS", "BundleProcessFailed",
     "BundleReport", "asset_files", "build", "build_bundle", "classic_analysis",
     "decode_postings", "encode_postings", "page_markup", "parse_script", "read_varints",

@@ -2,8 +2,8 @@
 
 The sources stay as written (analysis.js an ES module the JS tests import, comments and
 indentation for readers); what a visitor fetches is ``assets/search/search.js`` (analysis.js
-as a classic script, then engine.js and ui.js) and ``counts.js``, each less its whole-line
-comments, indentation and blank lines.
+as a classic script, then engine.js and ui.js), ``counts.js`` and ``chart.js``, each less its
+whole-line comments, indentation and blank lines.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ ASSET_FOLDER = importlib.resources.files("archive.site.search") / "client"
 CLIENT_FILES = ("engine.js", "ui.js")
 CLIENT_SCRIPT = "search.js"
 COUNTS_SCRIPT = "counts.js"
+#: The bar chart: fetched by ui.js after a query's first results are shown (so it adds nothing
+#: to them), and loaded by the home page and /live, which draw their own data with it.
+CHART_SCRIPT = "chart.js"
 CLIENT_PREFIX = "assets/search/"
 
 _EXPORT = re.compile(r"^export\s+(?=(?:const|let|function|class)\b)", re.M)
@@ -74,11 +77,11 @@ def without_comments(source: str) -> str:
 def asset_files() -> dict[str, bytes]:
     """Client files the site needs, by path relative to the site root: ``search.js`` (the
     classic-script form of analysis.js, then engine.js and ui.js, each as written less its
-    whole-line comments) and ``counts.js``."""
+    whole-line comments), ``counts.js`` and ``chart.js``."""
     parts = [classic_analysis((ASSET_FOLDER / "analysis.js").read_text("utf-8"))]
     parts += [(ASSET_FOLDER / name).read_text("utf-8") for name in CLIENT_FILES]
-    return {
-        CLIENT_PREFIX + CLIENT_SCRIPT: "".join(map(without_comments, parts)).encode("utf-8"),
-        CLIENT_PREFIX + COUNTS_SCRIPT: without_comments(
-            (ASSET_FOLDER / COUNTS_SCRIPT).read_text("utf-8")).encode("utf-8"),
-    }
+    files = {CLIENT_PREFIX + CLIENT_SCRIPT: "".join(map(without_comments, parts)).encode("utf-8")}
+    for name in (COUNTS_SCRIPT, CHART_SCRIPT):
+        files[CLIENT_PREFIX + name] = without_comments(
+            (ASSET_FOLDER / name).read_text("utf-8")).encode("utf-8")
+    return files

@@ -475,9 +475,10 @@
     /**
      * Search. Returns {total, exact, hits: [{n, score}], page, pages, facets?}. Without
      * `complete`, stops fetching as soon as the requested page is certain (then `exact` may be
-     * false and `total` is a lower bound); with it, reads everything and counts the facets.
+     * false and `total` is a lower bound); with it, reads everything and counts the facets,
+     * or with `numbers` too lists every match's article number instead (chart.js).
      */
-    async search(text, { sort = "relevance", page = 1, pageSize = 10, filters = {}, complete = false } = {}) {
+    async search(text, { sort = "relevance", page = 1, pageSize = 10, filters = {}, complete = false, numbers = false } = {}) {
       await this.init();
       let node = parseQuery(text);
       if (node === null) return { total: 0, exact: true, hits: [], page, pages: 1, stopWordsOnly: true };
@@ -506,8 +507,10 @@
             pages: Math.max(1, Math.ceil(total / pageSize)),
             hits: sure.slice(k - pageSize, k).map(([n, score]) => ({ n, score })),
           };
+          // chart.js: every match's number, in date order (instead of the facets)
+          if (complete && numbers) result.numbers = sure.map(([n]) => n).sort((a, b) => a - b);
           // counts.js
-          if (complete) result.facets = await this.facetCounts(sure);
+          else if (complete) result.facets = await this.facetCounts(sure);
           return result;
         }
         // Fetch the next tier of the list whose unseen postings could score highest.

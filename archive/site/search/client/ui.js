@@ -3,7 +3,8 @@
 // search can be shared and the back button works. A classic script (works from file://);
 // needs engine.js. Everything from articles goes in as text nodes, never as HTML.
 // The first page of results needs only the heads of the posting lists; exact totals and
-// filter counts need whole lists, so they are fetched only when the filter panel is open.
+// filter counts need whole lists, so they are fetched only when the filter panel is open; the
+// chart of matches per period (chart.js) is fetched and drawn after the results are shown.
 (function () {
   "use strict";
   // under node (tests, bench): the engine only
@@ -16,6 +17,9 @@
   const form = $("form"), input = $("#search-q"), sortBox = $("#search-sort");
   const status = $(".search-status"), list = $(".search-results");
   const pages = $(".search-pages"), panel = $(".search-filters"), filterBox = $(".search-filters div");
+  // the chart's place (a theme's older form may lack it: then above the results)
+  let graph = $(".search-chart");
+  if (!graph) { graph = el("div", { class: "search-chart" }); list.before(graph); }
   const engine = new S.Engine(S.scriptLoader(box.dataset.bundle));
   const rootPath = box.dataset.root || "";
   // the latest search; older ones stop rendering
@@ -64,6 +68,7 @@
     input.value = state.q;
     sortBox.value = state.sort;
     filterBox.replaceChildren();
+    graph.replaceChildren();
     if (!state.q.trim() && !Object.keys(state.filters).length) {
       list.replaceChildren(); pages.replaceChildren(); say("");
       return;
@@ -88,7 +93,27 @@
     announce(state, result);
     renderPages(state, result);
     shown = mine;
+    // after the results: the chart's walk may fetch whole posting lists
+    chart(mine);
     if (panel.open) await counts(mine);
+  }
+
+  /** The matches per period (chart.js, fetched now); a bar narrows the query with date:. */
+  async function chart(mine) {
+    const state = current;
+    const narrow = (q) => ({ ...state, q, page: 1 });
+    let full;
+    try {
+      await load("chart.js");
+      full = await window.ArchiveChart.forSearch(engine, state, graph, {
+        href: (q) => urlOf(narrow(q)), pick: (q) => go(narrow(q)), live: () => mine === run });
+    } catch (e) {
+      // the results shown already report the error
+      return;
+    }
+    if (!full || mine !== run) return;
+    announce(state, full);
+    renderPages(state, full);
   }
 
   /** Exact total and filter counts: these may need whole posting lists. */
@@ -98,7 +123,7 @@
     const state = current;
     let full;
     try {
-      await loadCounts();
+      await load("counts.js");
       full = await engine.search(state.q, { sort: state.sort, page: state.page, filters: state.filters, complete: true });
     } catch (e) {
       counted = 0;
@@ -150,16 +175,17 @@
     filterBox.replaceChildren(...S.filterControls(state, facets, el, (filters) => go({ ...state, filters, page: 1 })));
   }
 
-  /** counts.js, the filter panel's code, fetched the first time the panel opens. */
-  let countsCode = null;
-  function loadCounts() {
-    countsCode = countsCode || new Promise((resolve, reject) => {
-      const s = el("script", { src: rootPath + "assets/search/counts.js" });
+  /** Code fetched when first needed: counts.js when the filter panel opens, chart.js after
+   * the first results. */
+  const code = new Map();
+  function load(name) {
+    if (!code.has(name)) code.set(name, new Promise((resolve, reject) => {
+      const s = el("script", { src: rootPath + "assets/search/" + name });
       s.onload = resolve;
-      s.onerror = () => { countsCode = null; reject(new Error("cannot load counts.js")); };
+      s.onerror = () => { code.delete(name); reject(new Error("cannot load " + name)); };
       document.head.append(s);
-    });
-    return countsCode;
+    }));
+    return code.get(name);
   }
 
   // pagination moves focus to the new results
