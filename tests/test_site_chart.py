@@ -160,9 +160,19 @@ def chart_of(page: Page, scope: str) -> dict[str, Any]:
         texts: [...s.querySelectorAll('text')].map(t => t.textContent)})""")
 
 
+def open_chart(page: Page) -> None:
+    """Ask for the chart where the first page left it behind a button (its walk would fetch
+    whole posting lists), then wait for the exact total the walk gives."""
+    expect(page.locator(".search-status")).not_to_have_text(re.compile(r"^Searching"))
+    button = page.locator(".search-chart button.search-chart-show")
+    if button.count():
+        button.click()
+    expect(page.locator(".search-status")).to_have_text(re.compile(r"^\d[\d,]* results?\b"))
+
+
 def site_chart(page: Page, site: ReutersSite, query: str) -> dict[str, Any]:
     page.goto(site.search_url(query))
-    expect(page.locator(".search-status")).to_have_text(re.compile(r"^\d[\d,]* results?\b"))
+    open_chart(page)
     return chart_of(page, ".search-chart")
 
 
@@ -261,12 +271,14 @@ def test_clicking_a_bar_adds_its_date_to_the_query_and_url(
     expect(tab.locator("#search-q")).to_have_value(expected)
     tab.wait_for_url(re.compile(r"\?q=oil"))
     assert parse_qs(urlsplit(tab.url).query)["q"] == [expected]
+    # the narrowed query draws its own chart, and the address can be shared
+    open_chart(tab)
     expect(tab.locator(".search-status")).to_have_text(
         re.compile(rf"^{bar['count']:,} results?\b"))
-    # the narrowed query draws its own chart, and the address can be shared
     narrowed = chart_of(tab, ".search-chart")
     assert sum(b["count"] for b in narrowed["bars"]) == bar["count"]
     tab.goto(tab.url)
+    open_chart(tab)
     expect(tab.locator(".search-status")).to_have_text(
         re.compile(rf"^{bar['count']:,} results?\b"))
     console.assert_clean()
@@ -313,6 +325,30 @@ def reuters_timeline(site: ReutersSite, query: str) -> timeline.Timeline:
 
 
 # --- the bytes a first query gains --------------------------------------------------------------
+
+def test_a_first_query_fetches_the_chart_only_when_its_lists_are_whole(
+        reuters: ReutersSite, page: tuple[Page, Console]) -> None:
+    """A query whose lists the first page read to their end gets its chart at once; one that
+    would need whole lists fetched gets a button, and no chart code or list tail is fetched
+    until it is pressed."""
+    tab, console = page
+    fetched: list[str] = []
+    tab.on("request", lambda request: fetched.append(request.url))
+    rare = reuters.cli_timeline("cocoa", "month")
+    assert 0 < rare["total"] <= 100  # within the head of its list
+    tab.goto(reuters.search_url("cocoa"))
+    chart_of(tab, ".search-chart")
+    assert tab.locator(".search-chart button").count() == 0
+    fetched.clear()
+    tab.goto(reuters.search_url("said"))  # in most stories: its list runs past the head
+    expect(tab.locator(".search-chart button.search-chart-show")).to_be_visible()
+    assert not [u for u in fetched if u.endswith("/chart.js")]
+    before = len(fetched)
+    tab.locator(".search-chart button.search-chart-show").click()
+    chart_of(tab, ".search-chart")
+    assert [u for u in fetched[before:] if u.endswith("/chart.js")]
+    console.assert_clean()
+
 
 def test_chart_adds_under_five_kilobytes_gzipped_to_a_first_query(reuters: ReutersSite) -> None:
     built = reuters.folder / site_search.CLIENT_PREFIX

@@ -506,6 +506,8 @@
             total, exact: unsure === 0 || tree.df !== undefined, page, pageSize,
             pages: Math.max(1, Math.ceil(total / pageSize)),
             hits: sure.slice(k - pageSize, k).map(([n, score]) => ({ n, score })),
+            // every list read to its end: the whole match set is known at no further cost
+            whole: all.every((l) => l.complete),
           };
           // chart.js: every match's number, in date order (instead of the facets)
           if (complete && numbers) result.numbers = sure.map(([n]) => n).sort((a, b) => a - b);

@@ -4,7 +4,8 @@
 // needs engine.js. Everything from articles goes in as text nodes, never as HTML.
 // The first page of results needs only the heads of the posting lists; exact totals and
 // filter counts need whole lists, so they are fetched only when the filter panel is open; the
-// chart of matches per period (chart.js) is fetched and drawn after the results are shown.
+// chart of matches per period (chart.js) is drawn after the results when the lists were read
+// to their end anyway, and otherwise on a button, so a first query never pays for it.
 (function () {
   "use strict";
   // under node (tests, bench): the engine only
@@ -93,9 +94,17 @@
     announce(state, result);
     renderPages(state, result);
     shown = mine;
-    // after the results: the chart's walk may fetch whole posting lists
-    chart(mine);
+    // After the results, the chart: drawn at once when the lists were read to their end;
+    // otherwise its walk would fetch whole posting lists, so it waits to be asked for.
+    if (result.whole) chart(mine);
+    else graph.replaceChildren(chartButton(mine));
     if (panel.open) await counts(mine);
+  }
+
+  function chartButton(mine) {
+    const button = el("button", { type: "button", class: "search-chart-show" }, "Show when these ran");
+    button.addEventListener("click", () => { if (mine === run) { button.disabled = true; chart(mine); } });
+    return button;
   }
 
   /** The matches per period (chart.js, fetched now); a bar narrows the query with date:. */
