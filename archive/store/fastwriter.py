@@ -309,6 +309,12 @@ def toc_reader(storage: FileStorage, toc: TOC) -> Any:
     return FileIndex._reader(storage, toc.schema, list(toc.segments), toc.generation)
 
 
+def segments_reader(ix: Any, segments: list[Any], generation: int) -> Any:
+    """A fresh reader over ``segments`` of an open index, on file handles of its own (what a
+    forked child needs: its parent's handles share their read offsets with it)."""
+    return ix._reader(ix.storage, ix.schema, segments, generation)
+
+
 def compound_part_ends(compound: Any) -> list[int]:
     """Where each part of an open CompoundStorage ends, by its own directory (written last):
     a file shorter than the largest is truncated."""

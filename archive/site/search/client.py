@@ -27,7 +27,7 @@ _EXPORT = re.compile(r"^export\s+(?=(?:const|let|function|class)\b)", re.M)
 _EXPORTED = re.compile(r"^export\s+(?:const|let|function|class)\s+([A-Za-z_$][\w$]*)", re.M)
 #: The first line of the classic wrapper. It names the module that wrote it before the
 #: search package existed; it stays as it is so the served file keeps its bytes.
-_GENERATED = "// Generated from analysis.js by archive/site/static_search.py: do not edit.\n"
+_GENERATED = "// Generated from analysis.js by archive/site/search/client.py: do not edit.\n"
 
 
 def classic_analysis(source: str) -> str:

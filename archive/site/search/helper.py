@@ -23,7 +23,7 @@ from typing import Any
 
 from whoosh.searching import Searcher
 
-from archive import processes
+from archive import processes, store
 from archive.search import Archive
 from archive.site.files import OutputFolder
 from archive.site.search import pairs, postings
@@ -59,8 +59,7 @@ class OwnReader:
         # an empty index's one "leaf" is an EmptyReader, whose segment is None
         segments = [leaf.segment() for leaf, _ in reader.leaf_readers()
                     if leaf.segment() is not None]
-        fresh = archive.index._reader(archive.index.storage, reader.schema, segments,
-                                      reader.generation())
+        fresh = store.segments_reader(archive.index, segments, reader.generation())
         self.index = archive.index
         self.searcher = Searcher(fresh, weighting=archive.searcher.weighting)
 

@@ -1,7 +1,7 @@
 // Filter counts: loaded only when a visitor opens the filter panel (ui.js), since counting
 // needs whole result sets and the facet columns of every block of articles they touch. Adds
 // Engine.facetCounts (engine.search calls it when `complete`) and ArchiveSearch.filterControls.
-// static_search_reference.py facet_counts is the specification.
+// tests/support/static_search_reference.py facet_counts is the specification.
 (function (S) {
   "use strict";
   const FILTERS = ["source", "year", "place", "topic"];
