@@ -166,3 +166,14 @@ def test_period_labels() -> None:
     assert period_label(period_start(day, "day"), "day") == "2005-03-02"
     # ISO weeks near New Year belong to the year of their Thursday
     assert period_label(period_start(date(2005, 1, 1), "week"), "week") == "2004-W53"
+
+
+def test_matches_with_no_date_say_there_is_nothing_to_chart(tmp_path: Path) -> None:
+    news = tmp_path / "news"
+    news.mkdir()
+    (news / "a.txt").write_text("Harbour reopens\n\nThe harbour reopened after repairs.\n")
+    index_folder([news], tmp_path / "index")
+    result = invoke("timeline", "harbour", "--index", tmp_path / "index")
+    assert_clean(result)
+    assert "1 article matches harbour, by month (1 undated)." in result.stdout
+    assert "nothing to chart" in result.stdout
