@@ -77,6 +77,11 @@ def cmd_relevance(args: argparse.Namespace) -> dict:
             continue
         if not reason and not testcollections.paths(args.data, name)[0].is_file():
             testcollections.convert(args.corpora, args.data, (name,))
+        empty = testcollections.empty(args.data, name)
+        if empty:
+            skipped[name] = empty
+            print(f"skipped {name}: {empty}")
+            continue
         names.append(name)
     rows = relevance.run(args.data, names)
     print(table(rows, relevance.COLUMNS))

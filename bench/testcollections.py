@@ -358,6 +358,17 @@ def missing(corpora: Path, data: Path, name: str) -> str | None:
     return f"{folder}/{absent[0]} absent{hint}"
 
 
+def empty(data: Path, name: str) -> str | None:
+    """Why a converted collection cannot be scored (no documents or no judged query), or None."""
+    docs, queries, qrels = paths(data, name)
+    if not docs.stat().st_size:
+        return f"{docs} holds no documents"
+    if not any(line.split()[-1] != "0" for line in qrels.read_text("utf-8").splitlines()
+               if line.strip()):
+        return f"{qrels} judges no document relevant"
+    return None
+
+
 def convert(corpora: Path, data: Path, names: tuple[str, ...] = COLLECTIONS
             ) -> dict[str, dict[str, int]]:
     """Convert each named collection whose inputs are present; absent ones are left out."""
