@@ -1,7 +1,8 @@
 """``python -m bench COMMAND``: see bench/README.md.
 
-convert    CISI + Cranfield -> bench/data/<name>/{docs.jsonl,queries.tsv,qrels.txt}
-relevance  archive eval vs bm25s vs FTS5 on CISI and Cranfield
+convert    test collections -> bench/data/<name>/{docs.jsonl,queries.tsv,qrels.txt}
+fetch-collections  ADI, CACM, LISA, NPL raw files from local copies of their repositories
+relevance  archive eval vs bm25s, FTS5 and plain Whoosh BM25F on every available collection
 index      indexing: full build, unchanged re-run, +1%/~1% re-run; vs FTS5
 queries    p50/p95 latency of top-10 searches with highlights; vs FTS5
 site       the whole static site's build time vs Pagefind on the same pages
@@ -40,6 +41,10 @@ def corpus_list(args: argparse.Namespace) -> list[tuple[str, Path]]:
 
 def cmd_convert(args: argparse.Namespace) -> dict:
     from bench import testcollections
+    for name in testcollections.COLLECTIONS:
+        reason = testcollections.missing(args.corpora, args.data, name)
+        if reason:
+            print(f"skipped {name}: {reason}")
     summary = testcollections.convert(args.corpora, args.data)
     rows = [{"collection": k, **v} for k, v in summary.items()]
     print(table(rows, [("collection", "collection", ""), ("docs", "docs", "d"),
@@ -49,14 +54,40 @@ def cmd_convert(args: argparse.Namespace) -> dict:
     return {"collections": summary}
 
 
+def cmd_fetch_collections(args: argparse.Namespace) -> dict:
+    from bench import testcollections
+    done = testcollections.fetch_collections(args.mirror, args.data,
+                                             tuple(args.collection or testcollections.SOURCES))
+    rows = [{"collection": k, **v} for k, v in done.items()]
+    print(table(rows, [("collection", "collection", ""), ("repository", "repository", ""),
+                       ("commit", "commit", ""), ("files", "files", "d"),
+                       ("bytes", "bytes", "d")]))
+    print(f"written to {args.data}/raw/<collection>/")
+    return {"collections": done}
+
+
 def cmd_relevance(args: argparse.Namespace) -> dict:
     from bench import relevance, testcollections
-    names = tuple(args.collection or testcollections.COLLECTIONS)
-    if not all(testcollections.paths(args.data, n)[0].is_file() for n in names):
-        testcollections.convert(args.corpora, args.data, names)
+    names, skipped = [], {}
+    for name in args.collection or testcollections.COLLECTIONS:
+        reason = testcollections.missing(args.corpora, args.data, name)
+        if reason and not testcollections.paths(args.data, name)[0].is_file():
+            skipped[name] = reason
+            print(f"skipped {name}: {reason}")
+            continue
+        if not reason and not testcollections.paths(args.data, name)[0].is_file():
+            testcollections.convert(args.corpora, args.data, (name,))
+        empty = testcollections.empty(args.data, name)
+        if empty:
+            skipped[name] = empty
+            print(f"skipped {name}: {empty}")
+            continue
+        names.append(name)
     rows = relevance.run(args.data, names)
     print(table(rows, relevance.COLUMNS))
-    return {"rows": rows}
+    print()
+    print(table(relevance.summary(rows), relevance.SUMMARY_COLUMNS))
+    return {"rows": rows, "summary": relevance.summary(rows), "skipped": skipped}
 
 
 def cmd_index(args: argparse.Namespace) -> dict:
@@ -114,9 +145,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=RESULTS,
                         help="where JSON results go (git-ignored)")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("convert", help="convert CISI and Cranfield")
-    p = sub.add_parser("relevance", help="MAP/nDCG@10/P@10/R@100 vs bm25s and FTS5")
-    p.add_argument("--collection", action="append", choices=("cisi", "cranfield"))
+    sub.add_parser("convert", help="convert the test collections whose inputs are present")
+    p = sub.add_parser("fetch-collections",
+                       help="write bench/data/raw/<name>/ from local git copies (git show)")
+    p.add_argument("--from", dest="mirror", type=Path, required=True,
+                   help="folder holding the repositories (OWNER+NAME/repo or NAME)")
+    p.add_argument("--collection", action="append", choices=("adi", "cacm", "lisa", "npl"))
+    p = sub.add_parser("relevance",
+                       help="MAP/nDCG@10/P@10/R@100 vs bm25s, FTS5 and Whoosh BM25F")
+    p.add_argument("--collection", action="append",
+                   choices=("cisi", "cranfield", "adi", "cacm", "lisa", "npl", "reuters"))
     for name, text in (("index", "indexing speed vs FTS5"), ("queries", "query latency vs FTS5")):
         p = sub.add_parser(name, help=text)
         p.add_argument("--corpus", action="append", metavar="NAME=PATH",
@@ -143,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "ingest" and args.set is None:
         from bench.ingest import SET
         args.set = SET
-    payload = globals()[f"cmd_{args.command}"](args)
+    payload = globals()[f"cmd_{args.command.replace('-', '_')}"](args)
     path = save(args.command, payload, args.results)
     # with --json, stdout is the table alone
     print(f"JSON: {path}", file=sys.stderr if getattr(args, "json", False) else sys.stdout)

@@ -127,9 +127,13 @@ def test_relevance_against_the_peers(corpora: Path, tmp_path: Path,
     rows = _result(tmp_path, "relevance")["rows"]
     systems = {(r["collection"], r["system"]) for r in rows}
     assert ("cisi", "archive") in systems and ("cranfield", "fts5") in systems
-    assert ("cranfield", "bm25s") in systems
+    assert ("cranfield", "bm25s") in systems and ("cisi", "whoosh-bm25f") in systems
     assert all(0 <= r["map"] <= 1 for r in rows)
-    assert "MAP" in out
+    assert "MAP" in out and "archive / best" in out
+    # no raw files under this run's --data, and the made-up Reuters has no ModApte test split
+    skipped = _result(tmp_path, "relevance")["skipped"]
+    assert set(skipped) == {"adi", "cacm", "lisa", "npl", "reuters"}
+    assert "skipped lisa: " in out and "fetch-collections" in skipped["lisa"]
 
 
 def test_scale_index_and_queries(corpora: Path, tmp_path: Path,
