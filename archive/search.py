@@ -415,19 +415,9 @@ class Archive:
         """The wire-copy cluster a document belongs to (its own id's when held once)."""
         return self._tables.clusters()[docnum]
 
-    def dates(self) -> list[datetime]:
-        """Every live article's date (undated ones left out), read from the sortable column."""
-        out: list[datetime] = []
-        reader = self.searcher.reader()
-        if reader.doc_count_all() == 0:  # an empty index's reader has no columns at all
-            return out
-        raw = reader.column_reader("date", translate=False)
-        dated = reader.column_reader("dated", translate=True)
-        to_datetime = self.index.schema["date"].from_column_value
-        for docnum in reader.all_doc_ids():
-            if dated[docnum]:
-                out.append(to_datetime(raw[docnum]))
-        return out
+    def dates(self) -> list[date]:
+        """Every live article's day (undated ones left out), from the day table."""
+        return [day for day in self._tables.days() if day is not None]
 
     def stats(self) -> dict[str, Any]:
         page = self.search("", page_size=1, all_copies=True)

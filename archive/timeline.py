@@ -103,6 +103,13 @@ def chart_rows(timeline: Timeline) -> list[list[Any]]:
     return [[period_label(p.start, timeline.by), p.count] for p in timeline.periods]
 
 
+def counted_rows(days: Iterable[date], by: str) -> list[list[Any]]:
+    """``[[label, count], ...]`` of ``days`` per period, every period from the first to the
+    last, empty ones too (a gap in the archive shows as a gap in the chart)."""
+    per = Counter(period_start(day, by) for day in days)
+    return [[period_label(start, by), per.get(start, 0)] for start in _span([per], None, by)]
+
+
 def auto_timeline(archive: Archive, query: str, *, filters: Filters | None = None,
                   all_copies: bool = False) -> Timeline:
     """The query's timeline by the period ``auto_period`` picks from its matches' span, as the

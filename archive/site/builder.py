@@ -277,10 +277,9 @@ class _Site:
     def write_home(self, everything: ResultsPage) -> None:
         latest = self.archive.search("", sort="newest", page_size=self.config.home_size,
                                      facets=False, all_copies=True)
-        months = Counter((d.year, d.month) for d in self.archive.dates())
         self.page(urls.HOME, "home.html", self.config.title, latest=latest.hits,
                   total=everything.total, facets=everything.facets,
-                  chart=chart.monthly_rows(months), chart_summary=chart.summary,
+                  chart=chart.monthly_rows(self.archive.dates()), chart_summary=chart.summary,
                   facet_index=urls.facet_index_path)
 
     def write_dates(self) -> None:

@@ -7,21 +7,17 @@ JSON, and a one-line text summary stands in for it without JavaScript.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Iterable
+from datetime import date
 from typing import Any
 
+from archive import timeline
 
-def monthly_rows(months: Counter[tuple[int, int]]) -> list[list[Any]]:
+
+def monthly_rows(days: Iterable[date]) -> list[list[Any]]:
     """``[["YYYY-MM", count], ...]`` for every month from the first to the last, empty ones
-    too (a gap in the archive shows as a gap in the chart)."""
-    if not months:
-        return []
-    (year, month), last = min(months), max(months)
-    rows = []
-    while (year, month) <= last:
-        rows.append([f"{year}-{month:02d}", months.get((year, month), 0)])
-        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-    return rows
+    too, counted as ``archive timeline --by month`` counts."""
+    return timeline.counted_rows(days, "month")
 
 
 def summary(rows: list[list[Any]]) -> str:
