@@ -56,8 +56,11 @@ class _Blended:
     apart, as Whoosh does, a rare variant outranks the word typed (``blair~``: "Claire"
     above Tony Blair), and Whoosh's wildcards and prefixes score every match alike."""
 
+    text: str  # the word or pattern as typed (every Whoosh expansion query has it)
+
     def typed(self) -> str:
-        raise NotImplementedError
+        """The part of ``text`` the user typed as letters (a wildcard's marks left out)."""
+        return self.text
 
     def word_boost(self, word: str) -> float:
         typed = self.typed()
@@ -85,8 +88,7 @@ class _Blended:
 
 
 class _BlendedFuzzy(_Blended, StemmedFuzzyTerm):
-    def typed(self) -> str:
-        return self.text
+    pass
 
 
 class _BlendedWildcard(_Blended, wq.Wildcard):
@@ -95,8 +97,7 @@ class _BlendedWildcard(_Blended, wq.Wildcard):
 
 
 class _BlendedPrefix(_Blended, wq.Prefix):
-    def typed(self) -> str:
-        return self.text
+    pass
 
 
 def blend_expansions(q: wq.Query) -> wq.Query:
