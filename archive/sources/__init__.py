@@ -134,6 +134,7 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
 #: to tell one legacy code page from another (it takes the BBC's one Latin-1 file for
 #: Japanese); a file written mostly in high bytes is in another script, and there it can
 _DETECT_ABOVE = 0.2
+_HIGH_BYTES = bytes(range(0x80, 0x100))
 
 
 def bom_encoding(data: bytes) -> str | None:
@@ -160,7 +161,7 @@ def decode_text(data: bytes, source: SourceFile) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         bad = f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-    high = sum(data.count(bytes([b])) for b in range(0x80, 0x100)) / max(len(data), 1)
+    high = (len(data) - len(data.translate(None, _HIGH_BYTES))) / max(len(data), 1)
     if high >= _DETECT_ABOVE:
         detected = _detect(data)
         if detected:
