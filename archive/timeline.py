@@ -177,10 +177,10 @@ def _span(counts: list[Counter[date]], filters: Filters | None, by: str) -> list
     last = period_start(until, by) if until else (max(lasts) if lasts else None)
     if first is None or last is None or first > last:
         return []
-    starts = []
-    while first <= last:
-        starts.append(first)
+    starts = [first]
+    while first < last:  # never a step past the last: after 9999-12 there is no date
         first = next_period(first, by)
+        starts.append(first)
     return starts
 
 

@@ -177,3 +177,10 @@ def test_matches_with_no_date_say_there_is_nothing_to_chart(tmp_path: Path) -> N
     assert_clean(result)
     assert "1 article matches harbour, by month (1 undated)." in result.stdout
     assert "nothing to chart" in result.stdout
+
+
+def test_periods_run_to_the_last_date_there_is() -> None:
+    from archive.timeline import counted_rows
+    assert counted_rows([date(9999, 11, 30), date(9999, 12, 31)], "month") == [
+        ["9999-11", 1], ["9999-12", 1]]
+    assert counted_rows([date(9999, 12, 31)], "year") == [["9999", 1]]
