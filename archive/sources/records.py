@@ -5,6 +5,10 @@ Field names are matched case-insensitively against the common spellings (``headl
 ``pubDate``, ``link`` ...) and ``ReaderOptions.field_map`` overrides them. The exact keys of
 ``Article.to_dict`` are accepted too, so an export read back gives the same articles.
 
+A body that opens with an agency's dateline (``NEW YORK (Reuters) -``, ``AP -``) or closes with
+its credits loses them to ``dateline``, ``source`` and ``credits`` (``archive.sources.wire``),
+unless the record states its dateline.
+
 Multi-record files are streamed: JSON Lines and CSV row by row, a top-level JSON array element
 by element. One bad record is a warning (with its line number); the rest of the file still goes
 in.
@@ -25,6 +29,7 @@ from archive.sources import MANIFEST, IngestError, NotAnArticleFile, SourceFile
 from archive.sources.fields import (FIELD_NAMES, Cursor, as_list, as_text, blank, describe_error,
                                     guarded, parse_date, record_fields, surrogates_replaced,
                                     title_from, topic_slugs, unique, without_surrogates)
+from archive.sources.wire import WireTags, strip_wire_tags
 
 #: keys an export writes that are not read back (derived, or our own ids)
 _EXPORT_ONLY = {"path", "cluster", "word_count", "content_hash"}
@@ -66,13 +71,16 @@ def build_article(source: SourceFile, record: str | int, fields: Mapping[str, An
     date_source: DateSource = "unknown" if when is None \
         else stated if stated in _DATE_SOURCES else "explicit"  # type: ignore[assignment]
     extra = fields.get("extra")
+    tags = strip_wire_tags(body, source.options.source_names) \
+        if blank(fields.get("dateline")) else WireTags(body)
     return Article(
-        id=source.article_id(record), title=title if title.strip() else title_from(body),
-        body=body, path=source.relative, date=when, date_source=date_source,
-        source=_line(fields.get("source")), url=_line(fields.get("url")),
+        id=source.article_id(record), title=title if title.strip() else title_from(tags.body),
+        body=tags.body, path=source.relative, date=when, date_source=date_source,
+        source=_line(fields.get("source")) or tags.source, url=_line(fields.get("url")),
         author=", ".join(as_list(fields.get("author"), split=False)),
         captions=tuple(as_list(fields.get("captions"), split=False)),
-        credits=as_text(fields.get("credits")), dateline=as_text(fields.get("dateline")),
+        credits=as_text(fields.get("credits")) or tags.credits,
+        dateline=as_text(fields.get("dateline")) or tags.dateline,
         places=unique(as_list(fields.get("places"))), topics=topic_slugs(fields.get("topics")),
         language=_line(fields.get("language")), external_id=_line(fields.get("external_id")),
         extra=dict(extra) if isinstance(extra, dict) else {},

@@ -2,6 +2,7 @@
 
 Recognised structure, all optional:
 
+* corpus markup lines (``.START``) opening or closing the text, dropped;
 * a header block: the first lines, one field each, marked alike (the same leading marks,
   ``-- Headline`` / ``-- By Name`` / ``-- Mon Jan 2, 2012 9:30am EST`` / ``-- http://...``, or
   ``Key: value`` lines); known by its shape, not by one prefix. Its lines are told apart by
@@ -10,7 +11,8 @@ Recognised structure, all optional:
 * a headline line (short, no sentence-ending punctuation, followed by a blank line);
   without one the title is cut from the lead sentence;
 * a byline (``By Jane Doe``) -> ``author``;
-* a wire dateline opening the body (``BEIRUT (Reuters) -``) -> ``dateline`` and ``source``;
+* a wire dateline opening the body (``BEIRUT (Reuters) -``) -> ``dateline`` and ``source``,
+  and credits or a sign-off closing its last paragraph (``archive.sources.wire``);
 * photo captions, paragraphs ending in ``(Photo: ...)`` -> ``captions``;
 * credit lines (``(Reporting by ...; Editing by ...)``) -> ``credits``;
 * a short trailing sign-off (``Reuters``) -> ``source``.
@@ -25,6 +27,7 @@ from archive.article import Article
 from archive.sources import IngestError, SourceFile
 from archive.sources.fields import lead_title, parse_date
 from archive.sources.outlets import signoff_source
+from archive.sources.wire import strip_wire_tags
 
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n+")
@@ -32,9 +35,7 @@ _CAPTION = re.compile(r"\((?:Photo|Picture|Image|Credit)s?\s*:[^)]*\)\s*$", re.I
 _CREDITS = re.compile(r"^\((?:\w+\s+)?(?:Reporting|Writing|Editing|Additional reporting)\b.*\)$",
                       re.I | re.S)
 _BYLINE = re.compile(r"^By\s+([A-Z][\w.'-]+(?:\s+(?:[A-Z][\w.'-]+|and|de|van|von|al-\w+)){0,5})$")
-_DATELINE = re.compile(
-    r"^(?P<place>[A-Z][A-Z .'/-]{1,40}?)(?:,\s*[A-Z][\w.]*(?:\s+\d{1,2})?)?\s*"
-    r"\((?P<source>[A-Z][\w&. ]{1,30})\)\s*[-\u2013\u2014]+\s*")
+_MARKUP_LINE = re.compile(r"^\.[A-Z][A-Z_]+[ \t]*$")
 _SENTENCE_END = re.compile(r"[.!?:;\"\u201d]$")
 
 
@@ -120,7 +121,7 @@ def parse_text(text: str, source: SourceFile, *, headers: bool = True,
     """Split plain text into an Article; ``explicit`` fields (from metadata) win. Markdown
     passes ``headers=False``: its metadata is the front matter, whose lines, when the YAML
     is broken, are text and not a header block."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    text = without_markup_lines(text.replace("\r\n", "\n").replace("\r", "\n")).strip()
     if not text:
         return None
     header, text = header_block(text) if headers else ({}, text)
@@ -161,13 +162,11 @@ def parse_text(text: str, source: SourceFile, *, headers: bool = True,
             continue
         body.append(para)
 
-    if body and (m := _DATELINE.match(body[0])):
-        dateline = m.group("place").strip().title()
-        signoff = signoff or m.group("source").strip()
-        body[0] = body[0][m.end():]
     if not body:
         body, captions = captions, []
-    body_text = "\n\n".join(body)
+    tags = strip_wire_tags("\n\n".join(body), source.options.source_names)
+    body_text, dateline = tags.body, tags.dateline
+    signoff, credits = signoff or tags.source, credits or tags.credits
     fields: dict[str, object] = {
         "title": title or lead_title(body_text),
         "source": signoff,
@@ -179,6 +178,20 @@ def parse_text(text: str, source: SourceFile, *, headers: bool = True,
     fields.update({k: v for k, v in explicit.items() if v})
     return Article(id=source.article_id(), body=body_text, path=source.relative,
                    **fields)  # type: ignore[arg-type]
+
+
+def without_markup_lines(text: str) -> str:
+    """``text`` without the corpus markup lines opening or closing it (``.START``, ``.END``).
+
+    Research copies of news text (the Penn Treebank's raw WSJ files and their kin) mark where a
+    story starts with a line holding only a dot command; it is neither headline nor text."""
+    lines = text.split("\n")
+    start, end = 0, len(lines)
+    while start < end and (not lines[start].strip() or _MARKUP_LINE.match(lines[start])):
+        start += 1
+    while end > start and (not lines[end - 1].strip() or _MARKUP_LINE.match(lines[end - 1])):
+        end -= 1
+    return "\n".join(lines[start:end])
 
 
 def looks_like_headline(line: str) -> bool:
