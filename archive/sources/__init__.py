@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from archive.article import Article, make_id
+from archive.sources.licences import is_licence_name, is_licence_text
 
 Reader = Callable[["SourceFile"], Iterator[Article]]
 
@@ -276,6 +277,8 @@ def classify(source: SourceFile) -> tuple[str | None, str]:
         head = b""
     if is_checksum_list(head):
         return None, CHECKSUMS
+    if is_licence_text(head):
+        return None, DOCUMENTATION
     name = _format_from(suffix, head)
     return name, "" if name else NOT_ARTICLE_FORMAT
 
@@ -324,8 +327,10 @@ class Discovery:
 
 
 def _is_doc_file(path: Path) -> bool:
+    """A project's notes by name; a licence under any name it ships with (``LICENSE-MIT``,
+    ``COPYING.LESSER``, ``LICENSE_1_0.txt``): the licence word leads and a variant follows."""
     stem = path.name.split(".", 1)[0].lower()
-    return stem in _DOC_NAMES
+    return stem in _DOC_NAMES or is_licence_name(stem)
 
 
 def _is_checksum_name(path: Path) -> bool:
