@@ -1,6 +1,6 @@
-"""Markdown (or text) articles with an optional YAML front-matter block.
+"""Markdown (or text) articles with an optional YAML or TOML front-matter block.
 
-Front matter (``---`` ... ``---``) may give title, date, source, url, author, tags/topics,
+Front matter (``---`` ... ``---`` YAML, or ``+++`` ... ``+++`` TOML) may give title, date, source, url, author, tags/topics,
 places and summary; the same names as the record reader are recognised, and stated values win
 over anything inferred from the text (a stated date is ``date_source="explicit"``). The body is
 indexed as plain text, so Markdown markup is stripped before the plain-text reader's layout
@@ -25,6 +25,7 @@ from archive.sources.fields import (Cursor, as_list, as_text, guarded, parse_dat
 from archive.sources.text import looks_like_headline, parse_text
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
+_TOML_FRONT_MATTER = re.compile(r"\A\+\+\+[ \t]*\n(.*?\n)?\+\+\+[ \t]*(?:\n|\Z)", re.S)
 _ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _SETEXT_RULE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _HORIZONTAL_RULE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
@@ -97,18 +98,26 @@ def _restore_headline(plain: str, article: Article, stated_title: str) -> Articl
 
 
 def split_front_matter(text: str, source: SourceFile) -> tuple[dict[str, Any], str]:
-    """(metadata, rest) of a file; unreadable YAML is a warning and the file stays plain text."""
+    """(metadata, rest) of a file; YAML between ``---`` lines or TOML between ``+++`` lines
+    (Hugo's and Zola's blogs); unreadable metadata is a warning and the file stays text."""
     text = text.lstrip("\ufeff")
     match = _FRONT_MATTER.match(text)
-    if not match:
+    toml_match = None if match else _TOML_FRONT_MATTER.match(text)
+    if toml_match:
+        meta = _toml(toml_match.group(1) or "", source)
+        if meta is None:
+            return {}, text
+        match = toml_match
+    elif not match:
         return {}, text
-    try:
-        meta = yaml.safe_load(match.group(1) or "")
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        source.warn(f"front matter is not valid YAML ({type(exc).__name__}); read as text",
-                    line + 2 if line is not None else None)
-        return {}, text
+    else:
+        try:
+            meta = yaml.safe_load(match.group(1) or "")
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
+            line = getattr(getattr(exc, "problem_mark", None), "line", None)
+            source.warn(f"front matter is not valid YAML ({type(exc).__name__}); read as text",
+                        line + 2 if line is not None else None)
+            return {}, text
     if meta is None:
         return {}, text[match.end():]
     if not isinstance(meta, dict):
@@ -118,6 +127,23 @@ def split_front_matter(text: str, source: SourceFile) -> tuple[dict[str, Any], s
     if replaced:
         source.warn(f"front matter: {surrogates_replaced(replaced)}", None)
     return meta, text[match.end():]
+
+
+def _toml(block: str, source: SourceFile) -> dict[str, Any] | None:
+    """TOML front matter as a mapping; None (with a warning) when it cannot be read."""
+    try:
+        import tomllib  # Python 3.11+
+    except ImportError:  # pragma: no cover - Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            source.warn("TOML front matter needs Python 3.11 (or tomli); read as text", 1)
+            return None
+    try:
+        return tomllib.loads(block)
+    except (tomllib.TOMLDecodeError, ValueError, TypeError, RecursionError) as exc:
+        source.warn(f"front matter is not valid TOML ({exc}); read as text", 1)
+        return None
 
 
 _NAME_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-")
@@ -132,6 +158,25 @@ def _date_from_name(source: SourceFile) -> dict[str, Any]:
                 "date_source": "explicit"} if named else {}
     except ValueError:
         return {}
+
+
+_ADDRESS_KEYS = ("path", "url", "permalink", "slug", "link")
+_ADDRESS_DATE = re.compile(r"(?:^|/)((?:19|20)\d\d)/(\d\d)/(\d\d)(?:/|$)")
+
+
+def _date_from_address(meta: dict[str, Any]) -> dict[str, Any]:
+    """A post's own address carries its date when its metadata names none (a Zola blog's
+    ``path = "2015/04/10/Fearless-Concurrency"``, a permalink ``/2019/03/07/title/``)."""
+    lowered = {str(k).lower(): v for k, v in meta.items()}
+    for key in _ADDRESS_KEYS:
+        found = _ADDRESS_DATE.search(as_text(lowered.get(key)))
+        if found:
+            try:
+                return {"date": datetime(*(int(g) for g in found.groups())),
+                        "date_source": "explicit"}
+            except ValueError:
+                continue
+    return {}
 
 
 def _explicit_fields(meta: dict[str, Any], source: SourceFile) -> dict[str, Any]:
@@ -152,7 +197,7 @@ def _explicit_fields(meta: dict[str, Any], source: SourceFile) -> dict[str, Any]
     elif raw.get("date") not in (None, ""):
         source.warn(f"front matter date {as_text(raw['date'])[:40]!r} is unreadable", None)
     else:
-        fields.update(_date_from_name(source))
+        fields.update(_date_from_address(meta) or _date_from_name(source))
     fields["topics"] = topic_slugs(raw.get("topics"))
     fields["places"] = unique(as_list(raw.get("places")))
     fields["captions"] = tuple(as_list(raw.get("captions"), split=False))
