@@ -27,9 +27,11 @@ _DATELINE = re.compile(
     r"^(?P<place>[A-Z][A-Z.'/-]+(?:\s+[A-Z][A-Z.'/-]+){0,3})"
     r"(?:,\s*(?P<region>[A-Z][a-z.]+(?:\s+[A-Z][a-z.]+){0,2}))?"
     r"(?:,?\s*(?P<day>" + _MONTH + r"\s+\d{1,2}))?"
-    r"(?:\s*\((?P<paren>[^()\n]{1,40})\))?" + _DASH)
+    r"(?:\s*\((?P<paren>[^()\n]{1,40})\)\s*(?:--|[-\u2013\u2014])\s*|" + _DASH + ")")
 #: ``Agency -`` alone (``AP - A company founded...``)
 _AGENCY_FIRST = re.compile(r"^(?P<agency>[A-Za-z][\w.&/ ]{0,38}?)" + _DASH)
+#: an agency's own short tag after a place of capitals (``VANCOUVER (CP) -``), known or not
+_PAREN_TAG = re.compile(r"^[A-Z]{2,6}$")
 _PAREN_DATE = re.compile(r"^" + _MONTH + r"\s+\d{1,2}(?:,\s*\d{4})?$")
 _CREDITS_AT_END = re.compile(
     r"\s*\((?P<credits>(?:Additional\s+)?(?:Reporting|Writing|Editing|Edited|Written|Compiled)"
@@ -55,17 +57,15 @@ def strip_wire_tags(body: str, outlets: Iterable[str] = ()) -> WireTags:
     extra = tuple(outlets)
     dateline = source = credits = ""
     text = body.strip()
+    if (agency := _AGENCY_FIRST.match(text)) and text[agency.end():].strip() \
+            and (named := signoff_source(agency.group("agency"), extra)):
+        source, text = named, text[agency.end():]  # "Reuters - LONDON (Reuters) -" has both
     match = _DATELINE.match(text)
-    if match and not _shaped(match, extra):
-        match = None
-    if match and text[match.end():].strip():
+    if match and _shaped(match, extra) and text[match.end():].strip():
         dateline = match.group("place").strip().title()
         paren = match.group("paren") or ""
-        source = (signoff_source(paren, extra) or "") if paren else ""
+        source = source or ((signoff_source(paren, extra) or "") if paren else "")
         text = text[match.end():]
-    elif (agency := _AGENCY_FIRST.match(text)) and text[agency.end():].strip() \
-            and (named := signoff_source(agency.group("agency"), extra)):
-        source, text = named, text[agency.end():]
     head, sep, last = text.rpartition("\n\n")
     if (found := _CREDITS_AT_END.search(last)) and last[:found.start()].strip():
         credits, last = found.group("credits").strip(), last[:found.start()]
@@ -76,11 +76,13 @@ def strip_wire_tags(body: str, outlets: Iterable[str] = ()) -> WireTags:
 
 
 def _shaped(match: re.Match[str], extra: tuple[str, ...]) -> bool:
-    """A dateline, not a capitalised phrase: a known agency or a day in brackets, a day after
+    """A dateline, not a capitalised phrase: a known agency, an agency's tag of capitals or a
+    day in brackets, a day after
     the place, or a place of capitals (two letters or more each word) before a dash alone."""
     paren = match.group("paren")
     if paren is not None:
-        return bool(signoff_source(paren, extra) or _PAREN_DATE.match(paren.strip()))
+        return bool(signoff_source(paren, extra) or _PAREN_DATE.match(paren.strip())
+                    or _PAREN_TAG.match(paren.strip()))
     if match.group("day"):
         return True
     return len(match.group("place").replace(" ", "")) >= 3
