@@ -169,3 +169,17 @@ def test_western_text_in_windows_1252_stays_windows_1252(corpora_dir: Path) -> N
     bodies = " ".join(a.title + a.body for a in read_articles(source, "feeds"))
     assert re.search(r"[\u00e1\u00e3\u00e7\u00e9\u00ed\u00f3\u00fa]", bodies)
     assert not re.search(r"[\u0100-\u017f]", bodies)  # no Baltic letters from a wrong guess
+
+
+# --- HTML bylines ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, author", [
+    ("html_intl/liberation.html", "LILIAN ALEMAGNA, LAURE BRETTON"),  # "Par ...; ... Envoyés"
+    ("html_news/cnn1.html", "Ed Hornick"),  # "Ed Hornick; CNN"
+    ("html_news/aolNews.html", "Andrea Stone"),  # "... Senior Washington Correspondent"
+    ("html_intl/lefigaro.html", ""),  # the site's domain ("Lefigaro Fr") is nobody
+    ("html_intl/elpais.html", ""),  # nor its publisher ("Ediciones El País")
+])
+def test_html_bylines_keep_only_people(name: str, author: str) -> None:
+    [article] = read_file(INGEST / name, name)
+    assert article.author == author

@@ -18,6 +18,7 @@ from lxml.html import HtmlElement
 
 from archive.article import Article, slugify
 from archive.sources import IngestError, SourceFile
+from archive.sources.bylines import byline_names
 from archive.sources.fields import lead_title
 
 #: htmldate output: keep the time and offset so the date can be normalised to UTC
@@ -91,7 +92,8 @@ def _extract(html: str | bytes, source: SourceFile, url: str,
         date_source="explicit" if date else "unknown",
         captions=captions,
         url=document.url or url,
-        author=_clean(document.author or ""),
+        author=byline_names(_clean(document.author or ""), document.sitename or "",
+                            document.url or url, source.options.source_names),
         topics=topics_of(list(document.tags or []) + list(document.categories or [])),
         language=language,
     )
