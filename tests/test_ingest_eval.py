@@ -1,7 +1,8 @@
 """The ingest evaluation set and its bench (bench/ingest.py) work as machinery.
 
 Accuracy is reported, never asserted: these tests only prove that every truth row names a file
-that exists and is matched, that both the tuning and the holdout parts are there, and that every
+that exists and is matched, that the tuning part and both holdouts (the seen one and the
+new one) are there, and that every
 accuracy the bench computes is a share in [0, 1].
 """
 
@@ -33,8 +34,11 @@ def test_truth_rows_are_well_formed() -> None:
     pairs = [(r["file"], r["entry"]) for r in rows]
     assert len(pairs) == len(set(pairs)), "a (file, entry) pair is listed twice"
     layouts = {r["file"].split("/")[0]: r["holdout"] for r in rows}
-    for row in rows:  # holdout is decided per layout, never per file
+    splits = {r["file"].split("/")[0]: ingest.split_of(r) for r in rows}
+    for row in rows:  # holdout and split are decided per layout, never per file
         assert row["holdout"] == layouts[row["file"].split("/")[0]]
+        assert ingest.split_of(row) == splits[row["file"].split("/")[0]]
+    assert {ingest.split_of(r) for r in rows} == set(ingest.SPLITS)
 
 
 def test_set_size_and_splits() -> None:
@@ -58,7 +62,7 @@ def test_every_row_is_judged(result: dict) -> None:
 
 def test_table_shares_are_in_range(result: dict) -> None:
     splits = {row["split"] for row in result["table"]}
-    assert splits == {"tuning", "holdout", "overall"}
+    assert splits == {"tuning", "seen holdout", "new holdout", "overall"}
     overall = [r for r in result["table"] if r["split"] == "overall"]
     assert overall[0]["files"] == len({r["file"] for r in ingest.load_truth(SET)})
     for row in result["table"]:
