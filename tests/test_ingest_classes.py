@@ -114,6 +114,7 @@ def test_credits_and_signoff_close_the_last_paragraph_only() -> None:
     assert strip_wire_tags("He said so. -- Reuters").source == "Reuters"
     assert strip_wire_tags("Smith (centre) - the winner").body == "Smith (centre) - the winner"
     assert strip_wire_tags("The score was 3 -- Smith").source == ""  # not an outlet
+    assert strip_wire_tags("Time - it is what they lacked.").source == ""  # prose, not a tag
 
 
 # --- licences, TOML front matter, legacy code pages -----------------------------------------

@@ -28,8 +28,8 @@ _DATELINE = re.compile(
     r"(?:,\s*(?P<region>[A-Z][a-z.]+(?:\s+[A-Z][a-z.]+){0,2}))?"
     r"(?:,?\s*(?P<day>" + _MONTH + r"\s+\d{1,2}))?"
     r"(?:\s*\((?P<paren>[^()\n]{1,40})\)\s*(?:--|[-\u2013\u2014])\s*|" + _DASH + ")")
-#: ``Agency -`` alone (``AP - A company founded...``)
-_AGENCY_FIRST = re.compile(r"^(?P<agency>[A-Za-z][\w.&/ ]{0,38}?)" + _DASH)
+#: ``Agency -`` alone before a sentence (``AP - A company founded...``; "Time - it is" is prose)
+_AGENCY_FIRST = re.compile(r"^(?P<agency>[A-Za-z][\w.&/ ]{0,38}?)" + _DASH + r"(?=[A-Z0-9\"'\u201c])")
 #: an agency's own short tag after a place of capitals (``VANCOUVER (CP) -``), known or not
 _PAREN_TAG = re.compile(r"^[A-Z]{2,6}$")
 _PAREN_DATE = re.compile(r"^" + _MONTH + r"\s+\d{1,2}(?:,\s*\d{4})?$")
@@ -77,8 +77,8 @@ def strip_wire_tags(body: str, outlets: Iterable[str] = ()) -> WireTags:
 
 def _shaped(match: re.Match[str], extra: tuple[str, ...]) -> bool:
     """A dateline, not a capitalised phrase: a known agency, an agency's tag of capitals or a
-    day in brackets, a day after
-    the place, or a place of capitals (two letters or more each word) before a dash alone."""
+    day in brackets, a day after the place, or a place of three capitals or more before a
+    dash alone."""
     paren = match.group("paren")
     if paren is not None:
         return bool(signoff_source(paren, extra) or _PAREN_DATE.match(paren.strip())
