@@ -108,7 +108,9 @@ def print_levers(data: Path, names: list[str], best_peer: dict[str, float]) -> d
           f"(criterion {result['chosen_criterion']:.3f})")
     if result["current_criterion"] is not None:
         print(f"archive/ranking.py now: {result['current_label']} "
-              f"(criterion {result['current_criterion']:.3f})")
+              f"(criterion {result['current_criterion']:.3f}); the held-out picks "
+              + ("beat it: change the default" if result["loo_mean_ratio"]
+                 > result["current_criterion"] else "do not beat it: keep it"))
     return result
 
 
