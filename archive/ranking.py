@@ -1,8 +1,10 @@
 """How the archive scores a match: BM25F with Lucene's idf and per-field weights.
 
-Whoosh's stock ``BM25F`` was measured against other BM25 engines on CISI and Cranfield
-(``python -m bench.levers``; table in the README's Performance section) and three levers
-helped on both collections, so they are the archive's ranking:
+Whoosh's stock ``BM25F`` was measured against other BM25 engines, first on CISI and Cranfield,
+then on seven test collections with every parameter here chosen by leave-one-collection-out
+(``python -m bench relevance``; ``bench/levers.py``; tables in the README's Performance section
+and bench/README.md). Three levers hold on collections they were not picked on, so they are the
+archive's ranking:
 
 * **Lucene's idf**, ``log(1 + (N - df + 0.5) / (df + 0.5))``, instead of Whoosh's
   ``log(N / (df + 1)) + 1``: Whoosh's adds a constant 1 that flattens the difference between
@@ -13,6 +15,12 @@ helped on both collections, so they are the archive's ranking:
   word in a short title does not outweigh the same word repeated through the body.
 * **Repeated query words count** (``free_text_query``): a word given twice in a free-text
   query weighs twice, as in textbook BM25.
+
+``K1`` and ``B`` stay at the textbook values: the values picked on six collections change from
+one choice of six to the next, and on the collection left out they do worse on average than
+these. Each lever is a parameter of this one family (``K1``, ``B``, ``FIELD_B``,
+``FIELD_WEIGHTS``, ``IDF``) so that the static site's bundle, which recomputes the formula in the
+browser, can follow any of them.
 
 Everything that scores reads this one weighting: the CLI's searches, ``archive eval`` and the
 static site's precomputed per-(term, article) scores, so the browser ranks as the CLI does.
