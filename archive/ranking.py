@@ -1,8 +1,10 @@
 """How the archive scores a match: BM25F with Lucene's idf and per-field weights.
 
-Whoosh's stock ``BM25F`` was measured against other BM25 engines on CISI and Cranfield
-(``python -m bench.levers``; table in the README's Performance section) and three levers
-helped on both collections, so they are the archive's ranking:
+Whoosh's stock ``BM25F`` was measured against other BM25 engines, first on CISI and Cranfield,
+then on seven test collections with every parameter here chosen by leave-one-collection-out
+(``python -m bench relevance``; ``bench/levers.py``; tables in the README's Performance section
+and bench/README.md). Three levers hold on collections they were not picked on, so they are the
+archive's ranking:
 
 * **Lucene's idf**, ``log(1 + (N - df + 0.5) / (df + 0.5))``, instead of Whoosh's
   ``log(N / (df + 1)) + 1``: Whoosh's adds a constant 1 that flattens the difference between
@@ -13,6 +15,12 @@ helped on both collections, so they are the archive's ranking:
   word in a short title does not outweigh the same word repeated through the body.
 * **Repeated query words count** (``free_text_query``): a word given twice in a free-text
   query weighs twice, as in textbook BM25.
+
+``K1`` and ``B`` stay at the textbook values: the values picked on six collections change from
+one choice of six to the next, and on the collection left out they do worse on average than
+these. Each lever is a parameter of this one family (``K1``, ``B``, ``FIELD_B``,
+``FIELD_WEIGHTS``, ``IDF``) so that the static site's bundle, which recomputes the formula in the
+browser, can follow any of them.
 
 Everything that scores reads this one weighting: the CLI's searches, ``archive eval`` and the
 static site's precomputed per-(term, article) scores, so the browser ranks as the CLI does.
@@ -29,13 +37,25 @@ from whoosh import scoring
 #: query-time multipliers on a field's BM25F score (fields not named weigh 1)
 FIELD_WEIGHTS: dict[str, float] = {"title": 0.5}
 
+#: length normalisation: ``B`` for every field not named in ``FIELD_B``
 B = 0.75
+FIELD_B: dict[str, float] = {}
 K1 = 1.2
+#: the idf form, a key of ``IDF_FORMS``
+IDF = "lucene"
 
 
 def lucene_idf(doc_count: int, doc_frequency: int) -> float:
     """Lucene's (and bm25s') BM25 idf: always positive, and 0-centred on half the corpus."""
     return math.log(1 + (doc_count - doc_frequency + 0.5) / (doc_frequency + 0.5))
+
+
+def whoosh_idf(doc_count: int, doc_frequency: int) -> float:
+    """Whoosh's stock idf, kept as a lever for ``python -m bench levers`` to measure against."""
+    return math.log(doc_count / (doc_frequency + 1)) + 1
+
+
+IDF_FORMS: dict[str, Callable[[int, int], float]] = {"lucene": lucene_idf, "whoosh": whoosh_idf}
 
 
 class WeightedBM25FScorer(scoring.BM25FScorer):
@@ -58,9 +78,21 @@ class NewsBM25F(scoring.BM25F):
     """BM25F with Lucene's idf and per-field score weights (see the module docstring)."""
 
     def __init__(self, B: float = B, K1: float = K1,
-                 field_weights: dict[str, float] | None = None, **kwargs: float):
-        super().__init__(B=B, K1=K1, **kwargs)
+                 field_weights: dict[str, float] | None = None,
+                 field_B: dict[str, float] | None = None, idf_form: str = IDF,
+                 **kwargs: float):
+        per_field = {f"{name}_B": value
+                     for name, value in (FIELD_B if field_B is None else field_B).items()}
+        super().__init__(B=B, K1=K1, **{**per_field, **kwargs})
         self.field_weights = dict(FIELD_WEIGHTS if field_weights is None else field_weights)
+        if idf_form not in IDF_FORMS:
+            raise ValueError(f"unknown idf form {idf_form!r} (known: {', '.join(IDF_FORMS)})")
+        self.idf_form = idf_form
+        self._idf_of = IDF_FORMS[idf_form]
+
+    def field_B(self, fieldname: str) -> float:
+        """The length normalisation ``fieldname`` is scored with."""
+        return self._field_B.get(fieldname, self.B)
 
     def field_weight(self, fieldname: str) -> float:
         return self.field_weights.get(fieldname, 1.0)
@@ -69,10 +101,9 @@ class NewsBM25F(scoring.BM25F):
         parent = searcher.get_parent()
         return self.idf_of(parent.doc_count_all(), parent.doc_frequency(fieldname, text))
 
-    @staticmethod
-    def idf_of(doc_count: int, doc_frequency: int) -> float:
+    def idf_of(self, doc_count: int, doc_frequency: int) -> float:
         """The idf ``idf`` gives a term, from the counts (for callers that already hold them)."""
-        return lucene_idf(doc_count, doc_frequency)
+        return self._idf_of(doc_count, doc_frequency)
 
     def score_function(self, searcher: Any, fieldname: str,
                        doc_frequency: int) -> Callable[[Any, Any], Any]:
@@ -84,7 +115,7 @@ class NewsBM25F(scoring.BM25F):
         parent = searcher.get_parent()
         idf = self.idf_of(parent.doc_count_all(), doc_frequency)
         avg_length = parent.avg_field_length(fieldname) or 1
-        B, K1 = self._field_B.get(fieldname, self.B), self.K1
+        B, K1 = self.field_B(fieldname), self.K1
         field_weight = self.field_weight(fieldname)
 
         def score(weight: Any, length: Any) -> Any:
@@ -94,7 +125,7 @@ class NewsBM25F(scoring.BM25F):
     def scorer(self, searcher: Any, fieldname: str, text: bytes, qf: float = 1) -> Any:
         if not searcher.schema[fieldname].scorable:
             return scoring.WeightScorer.for_(searcher, fieldname, text)
-        B = self._field_B.get(fieldname, self.B)
+        B = self.field_B(fieldname)
         return WeightedBM25FScorer(searcher, fieldname, text, B, self.K1,
                                    self.field_weight(fieldname), qf=qf)
 

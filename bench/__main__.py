@@ -2,12 +2,15 @@
 
 convert    test collections -> bench/data/<name>/{docs.jsonl,queries.tsv,qrels.txt}
 fetch-collections  ADI, CACM, LISA, NPL raw files from local copies of their repositories
-relevance  archive eval vs bm25s, FTS5 and plain Whoosh BM25F on every available collection
+relevance  archive eval vs bm25s, FTS5 and plain Whoosh BM25F on every available collection,
+           then the ranking levers chosen by leave-one-collection-out (bench/levers.py)
+levers     the leave-one-collection-out selection alone, against the last relevance run's peers
 index      indexing: full build, unchanged re-run, +1%/~1% re-run; vs FTS5
 queries    p50/p95 latency of top-10 searches with highlights; vs FTS5
 site       the whole static site's build time vs Pagefind on the same pages
 scale      generate the 100k+ article scale set (JSONL) from BBC + Reuters paragraphs
 ingest     per-layout reader accuracy on real third-party files (tests/data/ingest)
+examples   ten news queries' top 5 on BBC and Reuters, through archive search
 """
 
 from __future__ import annotations
@@ -87,7 +90,43 @@ def cmd_relevance(args: argparse.Namespace) -> dict:
     print(table(rows, relevance.COLUMNS))
     print()
     print(table(relevance.summary(rows), relevance.SUMMARY_COLUMNS))
-    return {"rows": rows, "summary": relevance.summary(rows), "skipped": skipped}
+    payload = {"rows": rows, "summary": relevance.summary(rows), "skipped": skipped}
+    if not args.no_levers and names:
+        print()
+        payload["levers"] = print_levers(args.data, names, relevance.best_peers(rows))
+    return payload
+
+
+def print_levers(data: Path, names: list[str], best_peer: dict[str, float]) -> dict:
+    from bench import levers
+    result = levers.run(data, names, best_peer)
+    print(f"Leave-one-collection-out over {result['settings']} settings (criterion: mean of "
+          "MAP / best peer's MAP over the collections picked on):")
+    print(table(result["loo"], levers.LOO_COLUMNS))
+    print(f"mean held-out MAP / best peer: {result['loo_mean_ratio']:.3f}")
+    print(f"picked on all {len(names)}: {result['chosen_label']} "
+          f"(criterion {result['chosen_criterion']:.3f})")
+    if result["current_criterion"] is not None:
+        print(f"archive/ranking.py now: {result['current_label']} "
+              f"(criterion {result['current_criterion']:.3f}); the held-out picks "
+              + ("beat it: change the default" if result["loo_mean_ratio"]
+                 > result["current_criterion"] else "do not beat it: keep it"))
+    return result
+
+
+def cmd_levers(args: argparse.Namespace) -> dict:
+    from bench import relevance, testcollections
+    last = args.results / "relevance.json"
+    if not last.is_file():
+        raise SystemExit(f"{last} missing: run `python -m bench relevance` first (it gives the "
+                         "peers' MAP the selection is measured against)")
+    rows = json.loads(last.read_text("utf-8"))["rows"]
+    best = relevance.best_peers(rows)
+    names = [n for n in args.collection or testcollections.COLLECTIONS
+             if n in best and (args.data / n / "index").is_dir()]
+    if not names:
+        raise SystemExit("no collection has both a relevance row and an index")
+    return {"levers": print_levers(args.data, names, best)}
 
 
 def cmd_index(args: argparse.Namespace) -> dict:
@@ -119,6 +158,13 @@ def cmd_scale(args: argparse.Namespace) -> dict:
                              args.per_file)
     print(table([summary], scale.COLUMNS))
     return {"scale": summary}
+
+
+def cmd_examples(args: argparse.Namespace) -> dict:
+    from bench import examples
+    rows = examples.run(args.corpora, args.data / "query-index")
+    print(examples.markdown(rows))
+    return {"rows": rows}
 
 
 def cmd_ingest(args: argparse.Namespace) -> dict:
@@ -155,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
                        help="MAP/nDCG@10/P@10/R@100 vs bm25s, FTS5 and Whoosh BM25F")
     p.add_argument("--collection", action="append",
                    choices=("cisi", "cranfield", "adi", "cacm", "lisa", "npl", "reuters"))
+    p.add_argument("--no-levers", action="store_true",
+                   help="skip the leave-one-collection-out lever selection")
+    p = sub.add_parser("levers", help="leave-one-collection-out lever selection alone")
+    p.add_argument("--collection", action="append",
+                   choices=("cisi", "cranfield", "adi", "cacm", "lisa", "npl", "reuters"))
     for name, text in (("index", "indexing speed vs FTS5"), ("queries", "query latency vs FTS5")):
         p = sub.add_parser(name, help=text)
         p.add_argument("--corpus", action="append", metavar="NAME=PATH",
@@ -173,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--seed", type=int, default=5)
     p.add_argument("--per-file", type=int, default=1000, help="articles per JSONL file")
+    sub.add_parser("examples", help="ten news queries' top 5 on BBC and Reuters")
     p = sub.add_parser("ingest", help="per-layout reader accuracy on tests/data/ingest")
     p.add_argument("--set", type=Path, default=None,
                    help="the evaluation set folder (default tests/data/ingest)")

@@ -1,104 +1,313 @@
-"""Ranking levers, one at a time, on CISI and Cranfield: ``python -m bench.levers``.
+"""Ranking levers chosen by leave-one-collection-out: ``python -m bench levers``.
 
-Runs against the indexes ``python -m bench relevance`` built (``bench/data/<name>/index``) and
-changes only query-time settings, never the schema or analyzer:
+Every lever is a parameter of the archive's one weighting family (``archive.ranking.NewsBM25F``:
+per-field BM25 summed over fields), so the static site's bundle, which recomputes the same
+formula from term frequencies and lengths, can follow whatever is chosen:
 
-* ``K1``/``B``: Whoosh BM25F's free parameters (archive default K1=1.2, B=0.75);
-* ``idf``: ``whoosh`` = log(N / (df + 1)) + 1 (Whoosh's), ``lucene`` = log(1 + (N - df + 0.5) /
-  (df + 0.5)) (Lucene's and bm25s');
-* ``qtf``: a query word that occurs k times in the query weighs k (standard BM25) instead of 1;
-* ``title``: a query-time multiplier on the title field's scores (the schema's index-time
-  field_boost=2.0 stays).
+* ``k1``; ``b`` (the body's and captions' length normalisation) and ``title_b`` (the title's);
+* ``title`` -- the query-time multiplier on the title field's score (the index-time field boost
+  of 2 stays: it is part of the indexed term frequency);
+* ``idf`` -- ``lucene`` = log(1 + (N - df + 0.5) / (df + 0.5)), ``whoosh`` = log(N / (df + 1)) + 1;
+* ``qtf`` -- a word said k times in the query weighs k, or 1.
 
-``python -m bench.levers combos`` runs the combinations of the levers that helped.
+Evaluating a few hundred settings through ``archive eval`` would mean a few hundred Whoosh
+searches per query; none of these levers changes the index, so each collection's postings for
+its queries' terms are read once from the index ``python -m bench relevance`` built, and every
+setting is scored from them with numpy, by the same formula ``NewsBM25F`` applies, with
+Whoosh's own (byte-quantised) field lengths and its tie order (document number). The chosen
+setting is then confirmed through the real ``archive eval`` path (``relevance`` after the
+defaults change; ``tests/test_levers.py`` checks on a real index that the grid ranks as the
+archive does).
+
+Criterion: a setting's score on a set of collections is the mean over them of its MAP divided by
+the best peer's MAP on that collection (peers from the same ``relevance`` run), so every
+collection counts alike whatever its absolute MAP. For each collection left out, the setting
+with the best score on the others is picked and its MAP on the left-out one reported; the
+default changes to the setting with the best score on all of them only if the picks beat the
+setting in use on the collections they were not picked on (mean held-out MAP / best peer above
+the setting in use's mean MAP / best peer): a lever counts only if it generalises.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-import sys
-from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
-from whoosh import query as wq
-from whoosh import scoring
+import numpy as np
 
-from archive.evaluate import evaluate, read_qrels, read_queries
-from archive.query import SEARCH_FIELDS
-from archive.search import Archive
-from bench import testcollections
-from bench.common import DATA, save, table
+from archive import ranking
+from archive.evaluate import METRICS, Qrels, relevant_count
+
+TEXT_FIELDS = ("title", "body", "captions")
 
 
-class LuceneIdfBM25F(scoring.BM25F):
-    def idf(self, searcher, fieldname, text):  # noqa: ANN001 (Whoosh API)
-        parent = searcher.get_parent()
-        n = parent.doc_frequency(fieldname, text)
-        dc = parent.doc_count_all()
-        return math.log(1 + (dc - n + 0.5) / (n + 0.5))
+@dataclass(frozen=True)
+class Setting:
+    """One point of the grid: the parameters of a ``NewsBM25F`` and the query-term weighting."""
+
+    k1: float = ranking.K1
+    b: float = ranking.B
+    title_b: float = ranking.FIELD_B.get("title", ranking.B)
+    title: float = ranking.FIELD_WEIGHTS.get("title", 1.0)
+    idf: str = ranking.IDF
+    qtf: bool = True
+
+    @property
+    def label(self) -> str:
+        return (f"k1={self.k1:g} b={self.b:g} title_b={self.title_b:g} title={self.title:g} "
+                f"idf={self.idf} qtf={'yes' if self.qtf else 'no'}")
+
+    def field_b(self, name: str) -> float:
+        return self.title_b if name == "title" else self.b
+
+    def field_weight(self, name: str) -> float:
+        return self.title if name == "title" else 1.0
 
 
-def ranker(archive: Archive, qtf: bool, title: float):
-    analyzer = archive.index.schema["body"].analyzer
+def grid(k1: Iterable[float] = (0.6, 0.9, 1.2, 1.5), b: Iterable[float] = (0.5, 0.75, 0.9),
+         title_b: Iterable[float] = (0.0, 0.3, 0.75),
+         title: Iterable[float] = (0.0, 0.25, 0.5, 1.0),
+         idf: Iterable[str] = ("lucene", "whoosh"), qtf: Iterable[bool] = (True, False)
+         ) -> list[Setting]:
+    """Every combination, without duplicates (``title_b`` means nothing when the title weighs
+    0), in a fixed order: ties in the selection go to the earlier setting."""
+    out: dict[Setting, None] = {}
+    for values in itertools.product(k1, b, title_b, title, idf, qtf):
+        setting = Setting(*values)
+        if setting.title == 0:
+            setting = Setting(setting.k1, setting.b, setting.b, 0.0, setting.idf, setting.qtf)
+        out.setdefault(setting, None)
+    return list(out)
 
-    def rank(text: str) -> list[str]:
-        counts = Counter(t.text for t in analyzer(text))
-        if not counts:
+
+@dataclass
+class TermPostings:
+    """One query term in one field: which articles hold it, with what indexed weight."""
+
+    field: str
+    count: int              # how often the term occurs in the query
+    doc_frequency: int
+    docs: np.ndarray        # document numbers
+    weights: np.ndarray     # indexed term frequency (field boost folded in)
+
+
+@dataclass
+class CollectionPostings:
+    """What scoring a collection's queries needs, read once from its index."""
+
+    doc_count: int
+    keys: list[str]                         # docnum -> the id the qrels use
+    lengths: dict[str, np.ndarray]          # field -> Whoosh's stored length per docnum
+    average: dict[str, float]               # field -> Whoosh's average field length
+    queries: dict[str, list[TermPostings]]  # qid -> its terms' postings
+
+    @classmethod
+    def read(cls, index_dir: Path, queries: Mapping[str, str]) -> CollectionPostings:
+        """The postings of every query's terms, from the archive index at ``index_dir``; the
+        terms are those of the archive's own free-text query (``Archive.free_text_query``)."""
+        from archive.search import Archive
+
+        with Archive(index_dir) as archive:
+            searcher = archive.searcher
+            reader = searcher.reader()
+            doc_count = reader.doc_count_all()
+            stored = [searcher.stored_fields(n) for n in range(doc_count)]
+            keys = [f.get("external_id") or f["id"] for f in stored]
+            lengths = {name: np.array([reader.doc_field_length(n, name, 1)
+                                       for n in range(doc_count)], dtype=float)
+                       for name in TEXT_FIELDS}
+            average = {name: searcher.avg_field_length(name) or 1 for name in TEXT_FIELDS}
+            cache: dict[tuple[str, str], tuple[int, np.ndarray, np.ndarray]] = {}
+            out: dict[str, list[TermPostings]] = {}
+            for qid, text in queries.items():
+                q = archive.free_text_query(text)
+                terms = []
+                for leaf in (q.subqueries if q is not None else ()):
+                    key = (leaf.fieldname, leaf.text)
+                    if key not in cache:
+                        cache[key] = _postings(reader, *key)
+                    df, docs, weights = cache[key]
+                    if df:
+                        terms.append(TermPostings(leaf.fieldname, int(leaf.boost), df, docs,
+                                                  weights))
+                out[qid] = terms
+        return cls(doc_count, keys, lengths, average, out)
+
+    def rank(self, terms: Sequence[TermPostings], setting: Setting,
+             depth: int = 1000) -> list[str]:
+        """The top ``depth`` keys for one query under ``setting`` (see ``QueryMatrix``)."""
+        if not terms:
             return []
-        subs = []
-        for term, k in counts.items():
-            boost = float(k) if qtf else 1.0
-            for name in SEARCH_FIELDS:
-                b = boost * (title if name == "title" else 1.0)
-                if b > 0:
-                    subs.append(wq.Term(name, term, boost=b))
-        results = archive.searcher.search(wq.Or(subs), limit=1000)
-        return [archive.searcher.stored_fields(results.docnum(n)).get("external_id")
-                for n in range(results.scored_length())]
-    return rank
+        matrix = QueryMatrix(self, terms, {})
+        order = matrix.top(matrix.scores([setting])[0], depth)
+        return [self.keys[n] for n in matrix.docs[order]]
+
+    def evaluate_many(self, settings: Sequence[Setting], qrels: Qrels
+                      ) -> dict[Setting, dict[str, float]]:
+        """Mean MAP / nDCG@10 / P@10 / R@100 over the judged queries for every setting, as
+        ``archive eval`` computes them (``archive.evaluate``'s definitions, vectorised).
+
+        Settings sharing k1 and the two b's share the saturated term frequencies, so those
+        are computed once per query and group; the rest of a setting is one scalar per term."""
+        groups: dict[tuple[float, float, float], list[Setting]] = {}
+        for s in settings:
+            groups.setdefault((s.k1, s.b, s.title_b), []).append(s)
+        docnum = {key: n for n, key in enumerate(self.keys)}
+        sums = {s: np.zeros(len(METRICS)) for s in settings}
+        judged_queries = 0
+        for qid, terms in self.queries.items():
+            judged = qrels.get(qid, {})
+            if not relevant_count(judged):
+                continue
+            judged_queries += 1
+            if not terms:
+                continue
+            grades = {docnum[d]: g for d, g in judged.items() if d in docnum and g > 0}
+            matrix = QueryMatrix(self, terms, grades)
+            for group in groups.values():
+                for s, scores in zip(group, matrix.scores(group)):
+                    sums[s] += matrix.metrics(scores, relevant_count(judged), judged)
+        n = judged_queries or 1
+        return {s: dict(zip(METRICS, (total / n).tolist())) for s, total in sums.items()}
+
+    def evaluate(self, setting: Setting, qrels: Qrels) -> dict[str, float]:
+        return self.evaluate_many([setting], qrels)[setting]
 
 
-CONFIGS: list[dict[str, Any]] = [
-    {"label": "archive default (K1=1.2 B=0.75 whoosh idf)"},
-    {"label": "K1=0.9", "K1": 0.9}, {"label": "K1=1.5", "K1": 1.5}, {"label": "K1=2.0", "K1": 2.0},
-    {"label": "B=0.3", "B": 0.3}, {"label": "B=0.5", "B": 0.5}, {"label": "B=0.9", "B": 0.9},
-    {"label": "lucene idf", "idf": "lucene"},
-    {"label": "qtf", "qtf": True},
-    {"label": "title x0 (body+captions only)", "title": 0.0},
-    {"label": "title x0.5", "title": 0.5}, {"label": "title x2", "title": 2.0},
-    {"label": "lucene idf + qtf", "idf": "lucene", "qtf": True},
-    {"label": "lucene idf + qtf + K1=1.5", "idf": "lucene", "qtf": True, "K1": 1.5},
-]
-COMBOS: list[dict[str, Any]] = [
-    {"label": "archive default (K1=1.2 B=0.75 whoosh idf)"},
-    {"label": "qtf + title x0.5", "qtf": True, "title": 0.5},
-    {"label": "qtf + title x0.5 + B=0.9", "qtf": True, "title": 0.5, "B": 0.9},
-    {"label": "lucene idf + qtf + title x0.5", "idf": "lucene", "qtf": True, "title": 0.5},
-]
+class QueryMatrix:
+    """One query's matches as a matrix: a row per (term, field), a column per matching
+    article (ascending document number, Whoosh's tie order). A setting's scores are the
+    saturated term frequencies of its k1 and b's, weighed per row by field weight, query-term
+    count and idf, and summed: ``NewsBM25F``'s formula."""
+
+    def __init__(self, collection: CollectionPostings, terms: Sequence[TermPostings],
+                 grades: Mapping[int, int]):
+        self.collection = collection
+        self.terms = terms
+        self.docs = np.unique(np.concatenate([t.docs for t in terms]))
+        self.columns = [np.searchsorted(self.docs, t.docs) for t in terms]
+        self.grades = np.array([grades.get(int(d), 0) for d in self.docs], dtype=float)
+
+    def scores(self, settings: Sequence[Setting]) -> np.ndarray:
+        """A row of scores per setting; the settings must share k1, b and title_b."""
+        first = settings[0]
+        k1, c = first.k1, self.collection
+        saturated = np.zeros((len(self.terms), len(self.docs)))
+        for row, (t, columns) in enumerate(zip(self.terms, self.columns)):
+            b = first.field_b(t.field)
+            norm = k1 * ((1 - b) + b * c.lengths[t.field][t.docs] / c.average[t.field])
+            saturated[row, columns] = t.weights * (k1 + 1) / (t.weights + norm)
+        weights = np.array([[s.field_weight(t.field) * (t.count if s.qtf else 1)
+                             * ranking.IDF_FORMS[s.idf](c.doc_count, t.doc_frequency)
+                             for t in self.terms] for s in settings])
+        return weights @ saturated
+
+    def top(self, scores: np.ndarray, depth: int = 1000) -> np.ndarray:
+        """Column indexes of the ``depth`` best scores, best first, ties by document number
+        (exactly: every column tied with the cut-off score competes for the last places)."""
+        if len(scores) > depth:
+            cut = np.partition(scores, len(scores) - depth)[len(scores) - depth]
+            candidates = np.flatnonzero(scores >= cut)
+        else:
+            candidates = np.arange(len(scores))
+        return candidates[np.lexsort((candidates, -scores[candidates]))][:depth]
+
+    def metrics(self, scores: np.ndarray, relevant: int, judged: Mapping[str, int]
+                ) -> np.ndarray:
+        """AP, nDCG@10, P@10, R@100 of the ranking ``scores`` give (``METRICS``' order)."""
+        gains = self.grades[self.top(scores)]
+        hits = gains > 0
+        ranks = np.arange(1, len(gains) + 1)
+        ap = float(np.sum(np.cumsum(hits)[hits] / ranks[hits])) / relevant
+        ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:10]
+        ideal_dcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, 1))
+        dcg = float(np.sum(gains[:10] / np.log2(ranks[:10] + 1)))
+        values = {"ap": ap, "ndcg10": dcg / ideal_dcg if ideal_dcg else 0.0,
+                  "p10": float(hits[:10].sum()) / 10, "r100": float(hits[:100].sum()) / relevant}
+        return np.array([values[m] for m in METRICS])
 
 
-def main() -> None:
-    """``python -m bench.levers`` runs every single lever; ``... combos`` the combinations."""
-    configs = COMBOS if sys.argv[1:] == ["combos"] else CONFIGS
+def _postings(reader: Any, field: str, text: str) -> tuple[int, np.ndarray, np.ndarray]:
+    btext = text.encode("utf-8")
+    if (field, btext) not in reader:
+        return 0, np.empty(0, dtype=int), np.empty(0)
+    matcher = reader.postings(field, btext)
+    docs, weights = [], []
+    while matcher.is_active():
+        docs.append(matcher.id())
+        weights.append(matcher.weight())
+        matcher.next()
+    return reader.doc_frequency(field, btext), np.array(docs, dtype=int), np.array(weights)
+
+
+# -- the selection ------------------------------------------------------------------------------
+
+def criterion(maps: Mapping[str, Mapping[Setting, float]], best_peer: Mapping[str, float],
+              setting: Setting, collections: Iterable[str]) -> float:
+    """Mean over ``collections`` of the setting's MAP over the best peer's MAP there."""
+    names = list(collections)
+    return sum(maps[c][setting] / best_peer[c] for c in names) / len(names)
+
+
+def pick(maps: Mapping[str, Mapping[Setting, float]], best_peer: Mapping[str, float],
+         settings: Sequence[Setting], collections: Iterable[str]) -> Setting:
+    """The setting with the best criterion on ``collections`` (the earliest of equals)."""
+    names = list(collections)
+    return max(settings, key=lambda s: criterion(maps, best_peer, s, names))
+
+
+def leave_one_out(maps: Mapping[str, Mapping[Setting, float]], best_peer: Mapping[str, float],
+                  settings: Sequence[Setting], current: Setting | None = None
+                  ) -> tuple[list[dict[str, Any]], Setting]:
+    """Per collection: the setting picked on the others and its MAP on this one (the
+    cross-validated figure), beside the hindsight best and ``current``'s MAP (the setting in
+    use, when the grid holds it); and the setting picked on all."""
+    names = list(maps)
     rows = []
-    for name in testcollections.COLLECTIONS:
-        _, queries_path, qrels_path = testcollections.paths(DATA, name)
-        queries, qrels = read_queries(queries_path), read_qrels(qrels_path)
-        with Archive(DATA / name / "index") as archive:
-            for config in configs:
-                model = LuceneIdfBM25F if config.get("idf") == "lucene" else scoring.BM25F
-                archive.searcher = archive.index.searcher(
-                    weighting=model(B=config.get("B", 0.75), K1=config.get("K1", 1.2)))
-                report = evaluate(queries, qrels, ranker(archive, config.get("qtf", False),
-                                                         config.get("title", 1.0)))
-                mean = report.mean
-                rows.append({"collection": name, "config": config["label"], "map": mean["ap"],
-                             "ndcg10": mean["ndcg10"], "p10": mean["p10"], "r100": mean["r100"]})
-    print(table(rows, [("collection", "collection", ""), ("config", "config", ""),
-                       ("map", "MAP", ".4f"), ("ndcg10", "nDCG@10", ".4f"),
-                       ("p10", "P@10", ".4f"), ("r100", "R@100", ".4f")]))
-    print(f"JSON: {save('levers', {'rows': rows})}")
+    for held in names:
+        chosen = pick(maps, best_peer, settings, [c for c in names if c != held])
+        hindsight = max(settings, key=lambda s: maps[held][s])
+        rows.append({"collection": held, "picked": chosen.label, "map": maps[held][chosen],
+                     "current": maps[held].get(current) if current is not None else None,
+                     "best_peer": best_peer[held],
+                     "ratio": maps[held][chosen] / best_peer[held],
+                     "hindsight": maps[held][hindsight], "hindsight_setting": hindsight.label})
+    return rows, pick(maps, best_peer, settings, names)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+LOO_COLUMNS = [("collection", "held out", ""), ("map", "MAP (picked on the others)", ".4f"),
+               ("best_peer", "best peer MAP", ".4f"), ("ratio", "/ best peer", ".3f"),
+               ("current", "MAP now", ".4f"),
+               ("hindsight", "hindsight best MAP", ".4f"), ("picked", "setting picked", "")]
+
+
+def run(data: Path, names: Sequence[str], best_peer: Mapping[str, float],
+        settings: Sequence[Setting] | None = None) -> dict[str, Any]:
+    """The grid on every collection, the leave-one-out rows and the overall pick."""
+    from archive.evaluate import read_qrels, read_queries
+    from bench import testcollections
+
+    settings = list(settings or grid())
+    names = [n for n in names if best_peer.get(n)]  # a ratio needs a peer that found something
+    maps: dict[str, dict[Setting, float]] = {}
+    means: dict[str, dict[Setting, dict[str, float]]] = {}
+    for name in names:
+        _, queries_path, qrels_path = testcollections.paths(data, name)
+        qrels = read_qrels(qrels_path)
+        postings = CollectionPostings.read(data / name / "index", read_queries(queries_path))
+        means[name] = postings.evaluate_many(settings, qrels)
+        maps[name] = {s: m["ap"] for s, m in means[name].items()}
+    current = Setting()
+    rows, chosen = leave_one_out(maps, best_peer, settings, current)
+    return {"loo": rows, "loo_mean_ratio": sum(r["ratio"] for r in rows) / len(rows),
+            "chosen": asdict(chosen), "chosen_label": chosen.label,
+            "chosen_criterion": criterion(maps, best_peer, chosen, names),
+            "current_label": current.label,
+            "current_criterion": (criterion(maps, best_peer, current, names)
+                                  if current in maps[names[0]] else None),
+            "chosen_per_collection": {n: means[n][chosen] for n in names},
+            "settings": len(settings)}

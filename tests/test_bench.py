@@ -130,10 +130,24 @@ def test_relevance_against_the_peers(corpora: Path, tmp_path: Path,
     assert ("cranfield", "bm25s") in systems and ("cisi", "whoosh-bm25f") in systems
     assert all(0 <= r["map"] <= 1 for r in rows)
     assert "MAP" in out and "archive / best" in out
+    # the lever selection ran on the same collections, one held-out row each
+    levers = _result(tmp_path, "relevance")["levers"]
+    assert [r["collection"] for r in levers["loo"]] == ["cisi", "cranfield"]
+    assert "Leave-one-collection-out" in out and "picked on all 2" in out
     # no raw files under this run's --data, and the made-up Reuters has no ModApte test split
     skipped = _result(tmp_path, "relevance")["skipped"]
     assert set(skipped) == {"adi", "cacm", "lisa", "npl", "reuters"}
     assert "skipped lisa: " in out and "fetch-collections" in skipped["lisa"]
+
+
+def test_examples(corpora: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.examples import QUERIES
+    out = bench(corpora, tmp_path, capsys, "examples")
+    rows = _result(tmp_path, "examples")["rows"]
+    assert [(r["corpus"], r["query"]) for r in rows] == \
+        [(c, q) for c in ("bbc", "reuters") for q in QUERIES[c]]
+    oil = next(r for r in rows if r["corpus"] == "reuters" and r["query"] == "gold")
+    assert len(oil["top"]) <= 5 and f"reuters `gold` ({oil['total']:,}" in out
 
 
 def test_scale_index_and_queries(corpora: Path, tmp_path: Path,

@@ -69,7 +69,7 @@ SERVICES OF MOST LIBRARIES IS INEFFICIENT.
 ********************************************
 Document    2
 THE LINGERING FRAGRANCE.
-
+     
 PAPERS AND PROCEEDINGS FROM THE CONFERENCE.
 ********************************************
 """
