@@ -10,6 +10,7 @@ from __future__ import annotations
 import calendar
 import hashlib
 import json
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -26,7 +27,7 @@ from archive.query import Filters
 from archive.search import Archive, FacetCount, Hit, ResultsPage
 from archive.site import chart, urls
 from archive.site import search as site_search
-from archive.site.files import OutputFolder
+from archive.site.files import OutputFolder, Record
 
 STATE_FILE = ".archive-site.json"
 RELATED_CACHE = ".archive-related.json"
@@ -62,17 +63,24 @@ class BuildReport:
     """What a site build did, for the summary line and ``--json``."""
 
     pages: int = 0          # files the build produced (pages, feeds, search bundle)
-    written: int = 0        # files whose bytes changed on disk
+    written: int = 0        # files whose bytes changed on disk: added + changed
+    added: int = 0          # files that were not there before
+    changed: int = 0        # files there before, replaced by other bytes
     unchanged: int = 0      # files rendered to the bytes already there (left untouched)
     removed: int = 0        # files of an earlier build that no page produces any more
     bytes: int = 0          # the output folder's size
+    bytes_written: int = 0  # the bytes of the written files (what a publish step uploads)
     articles: int = 0
     skipped: bool = False   # nothing changed since the last build: nothing was rendered
     seconds: float = 0.0
     search: dict[str, Any] = field(default_factory=dict)  # the search bundle's BundleReport
+    #: ``A path`` / ``M path`` / ``D path`` per file added, modified, deleted (not in JSON)
+    changes: list[str] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        found = asdict(self)
+        del found["changes"]
+        return found
 
 
 Progress = Callable[[int, int], None]
@@ -104,7 +112,9 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
         report = BuildReport(articles=site.articles, search=site.search_report)
     report.removed = folder.remove_stale(set(previous.get("files", [])))
     report.pages, report.written = len(folder.produced), folder.written
+    report.added, report.changed = folder.added, folder.changed
     report.unchanged, report.bytes = folder.unchanged, folder.bytes_total
+    report.bytes_written, report.changes = folder.bytes_written, folder.change_lines()
     _write_state(out, fingerprint, folder.produced)
     report.seconds = time.perf_counter() - started
     return report
@@ -192,7 +202,7 @@ class _Site:
             if pages is not None:
                 pages.stop()
 
-    def write_pages(self, everything: ResultsPage) -> tuple[list[str], int, int, int]:
+    def write_pages(self, everything: ResultsPage) -> Record:
         """Every page but the search page (which goes with the search bundle), the feeds,
         the crawler files and the related-articles cache; what was written, for ``merge``."""
         self.write_articles(everything.total)
@@ -298,7 +308,7 @@ class _Site:
                 if y == year:
                     self.write_month(year, month)
         if undated:
-            self.write_list(lambda n: urls.undated_path(n), "Undated articles",
+            self.write_list(urls.undated_path, "Undated articles",
                             Filters(undated=True))
 
     def write_month(self, year: int, month: int) -> None:
@@ -322,17 +332,34 @@ class _Site:
             self.write_feed(urls.facet_feed_path(name, facet.value),
                             f"{self.config.title}: {facet.value}", filters)
 
-    def write_list(self, path_of: Callable[[int], str], title: str, filters: Filters,
+    def write_list(self, path_of: Callable[[int | None], str], title: str, filters: Filters,
                    feed: str | None = None) -> None:
-        for results in self.each_hit(filters):
-            path = path_of(results.page)
-            pager = {
-                "previous": path_of(results.page - 1) if results.page > 1 else None,
-                "next": path_of(results.page + 1) if results.page < results.pages else None,
-            }
-            self.page(path, "list.html", title if results.page == 1
-                      else f"{title} (page {results.page})", results=results, pager=pager,
-                      feed=feed, heading=title)
+        """A browse list: a landing page with its newest articles, and (when they do not fit
+        on it) numbered pages counted from the oldest article.
+
+        Numbered from the oldest, a page's articles stay the same when newer ones are added:
+        a day's new articles change the landing page and the last numbered page (or add one),
+        and no other page of the list. So numbered pages show nothing that depends on the
+        list's length (no total, no "of N pages"); the landing page shows the total.
+        """
+        size = self.config.page_size
+        hits = [hit for results in self.archive.browse(filters, size, sort="oldest")
+                for hit in results.hits]
+        total, pages = len(hits), max(1, math.ceil(len(hits) / size))
+        older = (total - size - 1) // size + 1 if total > size else None  # holds the next one
+        self.page(path_of(None), "list.html", title, hits=hits[::-1][:size], total=total,
+                  page_number=None, pager={"previous": None, "next": older and path_of(older)},
+                  feed=feed, heading=title)
+        if total <= size:
+            return
+        for number in range(1, pages + 1):
+            start = (number - 1) * size
+            pager = {"previous": path_of(number + 1 if number < pages else None),
+                     "next": path_of(number - 1) if number > 1 else None}
+            self.page(path_of(number), "list.html", f"{title} (page {number})",
+                      hits=hits[start:start + size][::-1], total=None, page_number=number,
+                      first=start + 1, last=min(start + size, total), pager=pager, feed=feed,
+                      heading=title)
 
     # -- search, feeds, crawlers --
 
