@@ -355,3 +355,31 @@ def test_site_command_lists_what_it_added_changed_and_removed(tmp_path: Path) ->
         assert line[0] == "D" or (out / line[2:]).is_file()
     again = CliRunner().invoke(main, args)   # nothing changed: nothing to publish
     assert again.exit_code == 0 and changes.read_text("utf-8") == ""
+
+
+def site_files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*")
+            if p.is_file() and not p.name.startswith(".archive-")}
+
+
+def test_an_updated_site_is_a_fresh_build_of_the_same_index(tmp_path: Path) -> None:
+    """Bring a site up to date after articles are added, edited and removed: every file
+    (pages, related lists, feeds, search bundle) is byte for byte what a fresh build of the
+    same index writes into an empty folder."""
+    index = index_folder(tmp_path, ARTICLES)
+    config = SiteConfig(page_size=2, base_url="https://news.example/")
+    build_site(index, tmp_path / "updated", config)
+    (tmp_path / "news" / "hostile.txt").unlink()
+    index_folder(tmp_path, {
+        "flood.txt": "Floods hit the coast\n\nHeavy rain on January 5, 2014 flooded towns "
+                     "near the volcano.\n\nBBC",
+        "cocoa2.txt": "Cocoa prices fall\n\nCocoa prices fell on June 9, 2015 as rains came "
+                      "to the Ivory Coast.\n\nReuters",
+        "cocoa.txt": ARTICLES["cocoa.txt"].replace("rose", "rose sharply"),
+    })
+    report = build_site(index, tmp_path / "updated", config)
+    assert report.added and report.changed and report.removed
+    build_site(index, tmp_path / "fresh", config)
+    updated, fresh = site_files(tmp_path / "updated"), site_files(tmp_path / "fresh")
+    assert sorted(updated) == sorted(fresh)
+    assert [p for p in updated if updated[p] != fresh[p]] == []

@@ -179,8 +179,8 @@ class _Site:
         self.search_report: dict[str, Any] = {}
         self.sitemap: list[str] = []
         self.built_at = datetime.now(timezone.utc).replace(microsecond=0)
-        self.related_cache: dict[str, list[Any]] = _read_json(folder.root / RELATED_CACHE)
-        self.next_related: dict[str, list[Any]] = {}
+        self.related_cache: dict[str, Any] = _read_json(folder.root / RELATED_CACHE)
+        self.next_related: dict[str, Any] = {}
         self.fresh_related: dict[str, list[str]] | None = None
 
     def build(self, procs: int) -> None:
@@ -255,32 +255,32 @@ class _Site:
                   related=related, copies=copies, facet_url=urls.facet_path)
 
     def related_articles(self, article: Article) -> list[Article]:
-        """Related articles, remembered between builds per article content.
+        """Related articles, remembered between builds for the same collection.
 
-        An unchanged article keeps its list, so adding articles re-renders only their own
-        pages and the lists they join; the lists of all the others are computed together.
+        A list depends on the whole collection (the key terms' weights, every other
+        article's score), so a cached list serves only while every article's content is as
+        it was; otherwise all the lists are computed again, together in one pass over the
+        postings (costing little more than a few of them). So a site brought up to date is
+        the site a fresh build of the same index gives, and a forced rebuild over an
+        unchanged index makes no pass at all.
         """
-        cached = self.related_cache.get(article.id)
-        if cached and cached[0] == article.content_hash:
-            found = [self.archive.article(i) for i in cached[1]]
-            if all(found):
-                self.next_related[article.id] = cached
-                return [a for a in found if a is not None]
-        if self.fresh_related is None:  # the first article not cached: compute all of them
-            live = self.archive.content_hashes()
-            stale = [i for i, digest in live.items() if not self._cached_related(i, digest, live)]
-            self.fresh_related = self.archive.related_lists(stale, self.config.related)
+        if self.fresh_related is None:
+            self.fresh_related = self._all_related()
         ids = self.fresh_related.get(article.id)
         if ids is None:
             ids = self.archive.related_ids(article.id, self.config.related)
-        self.next_related[article.id] = [article.content_hash, ids]
         return [a for a in (self.archive.article(i) for i in ids) if a is not None]
 
-    def _cached_related(self, article_id: str, digest: str, live: dict[str, str]) -> bool:
-        """Whether the remembered list still serves: same content, every article in it live
-        (the same test the cache lookup above makes, so no article falls back to a search)."""
-        cached = self.related_cache.get(article_id)
-        return bool(cached) and cached[0] == digest and all(i in live for i in cached[1])
+    def _all_related(self) -> dict[str, list[str]]:
+        """Every article's related ids: the cache's when the collection is unchanged."""
+        live = self.archive.content_hashes()
+        key = hashlib.sha256(json.dumps([self.config.related, sorted(live.items())])
+                             .encode("utf-8")).hexdigest()
+        lists = self.related_cache.get("lists")
+        if self.related_cache.get("collection") != key or not isinstance(lists, dict):
+            lists = self.archive.related_lists(list(live), self.config.related)
+        self.next_related = {"collection": key, "lists": lists}
+        return lists
 
     # -- browse pages --
 
