@@ -383,3 +383,10 @@ def test_an_updated_site_is_a_fresh_build_of_the_same_index(tmp_path: Path) -> N
     updated, fresh = site_files(tmp_path / "updated"), site_files(tmp_path / "fresh")
     assert sorted(updated) == sorted(fresh)
     assert [p for p in updated if updated[p] != fresh[p]] == []
+
+
+def test_undated_articles_come_after_the_dated_ones_on_a_list_page(
+        built: tuple[Path, Path]) -> None:
+    _, out = built
+    ap = (out / "sources/ap/index.html").read_text("utf-8")
+    assert ap.index("Volcano erupts") < ap.index("Timeless story")

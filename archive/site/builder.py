@@ -346,9 +346,11 @@ class _Site:
         hits = [hit for results in self.archive.browse(filters, size, sort="oldest")
                 for hit in results.hits]
         total, pages = len(hits), max(1, math.ceil(len(hits) / size))
-        older = (total - size - 1) // size + 1 if total > size else None  # holds the next one
-        self.page(path_of(None), "list.html", title, hits=hits[::-1][:size], total=total,
-                  page_number=None, pager={"previous": None, "next": older and path_of(older)},
+        shown = newest_first(list(enumerate(hits)))
+        older = shown[size][0] // size + 1 if total > size else None  # has the next one
+        self.page(path_of(None), "list.html", title, hits=[h for _, h in shown[:size]],
+                  total=total, page_number=None,
+                  pager={"previous": None, "next": older and path_of(older)},
                   feed=feed, heading=title)
         if total <= size:
             return
@@ -357,9 +359,9 @@ class _Site:
             pager = {"previous": path_of(number + 1 if number < pages else None),
                      "next": path_of(number - 1) if number > 1 else None}
             self.page(path_of(number), "list.html", f"{title} (page {number})",
-                      hits=hits[start:start + size][::-1], total=None, page_number=number,
-                      first=start + 1, last=min(start + size, total), pager=pager, feed=feed,
-                      heading=title)
+                      hits=[h for _, h in newest_first(list(enumerate(hits[start:start + size])))],
+                      total=None, page_number=number, first=start + 1,
+                      last=min(start + size, total), pager=pager, feed=feed, heading=title)
 
     # -- search, feeds, crawlers --
 
@@ -394,6 +396,12 @@ class _Site:
             sitemap=urls.canonical(self.config.base_url, "sitemap.xml")))
         for relative, data in theme_assets(self.env).items():
             self.folder.write("assets/" + relative, data)
+
+
+def newest_first(hits: list[tuple[int, Hit]]) -> list[tuple[int, Hit]]:
+    """Numbered hits of a list in date order (oldest first, undated last) as a page shows
+    them: the dated newest first, then the undated, as every list of the site does."""
+    return [h for h in reversed(hits) if h[1].date] + [h for h in hits if not h[1].date]
 
 
 #: ``assets/search/`` belongs to the search package (its client, ``search.js`` and
