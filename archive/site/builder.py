@@ -21,15 +21,14 @@ from typing import Any
 
 import jinja2
 
-from archive import __version__, processes, render, store
+from archive import processes, render
 from archive.article import Article
 from archive.query import Filters
 from archive.search import Archive, FacetCount, Hit, ResultsPage
-from archive.site import chart, urls
+from archive.site import chart, state, urls
 from archive.site import search as site_search
 from archive.site.files import OutputFolder, Record
 
-STATE_FILE = ".archive-site.json"
 RELATED_CACHE = ".archive-related.json"
 FACETS = ("source", "place", "topic")
 FACET_TITLES = {"source": "Sources", "place": "Places", "topic": "Topics"}
@@ -98,8 +97,8 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     env = render.environment("site", templates, html=True)
-    fingerprint = _fingerprint(index_dir, env, config)
-    previous = _read_state(out)
+    fingerprint = state.fingerprint(index_dir, env, config)
+    previous = state.read_state(out)
     if not force and previous.get("fingerprint") == fingerprint and \
             all((out / p).is_file() for p in previous.get("files", [])):
         return BuildReport(skipped=True, pages=len(previous["files"]),
@@ -115,55 +114,9 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
     report.added, report.changed = folder.added, folder.changed
     report.unchanged, report.bytes = folder.unchanged, folder.bytes_total
     report.bytes_written, report.changes = folder.bytes_written, folder.change_lines()
-    _write_state(out, fingerprint, folder.produced)
+    state.write_state(out, fingerprint, folder.produced)
     report.seconds = time.perf_counter() - started
     return report
-
-
-# --- change detection -----------------------------------------------------------------------
-
-def _fingerprint(index_dir: Path, env: jinja2.Environment, config: SiteConfig) -> str:
-    """Everything a build depends on: index generation, templates and assets, config."""
-    digest = hashlib.sha256()
-    digest.update(__version__.encode())
-    digest.update(json.dumps(asdict(config), sort_keys=True).encode())
-    ix = store.open_index(index_dir)
-    digest.update(f"{ix.latest_generation()}".encode())
-    for toc in sorted(index_dir.glob("_*.toc")):
-        digest.update(toc.read_bytes())
-    loader = env.loader
-    assert isinstance(loader, jinja2.FileSystemLoader)
-    for folder in loader.searchpath:
-        for path in sorted(Path(folder).rglob("*")):
-            if path.is_file():
-                digest.update(str(path.relative_to(folder)).encode())
-                digest.update(path.read_bytes())
-    for relative, data in sorted(site_search.asset_files().items()):  # an asset too
-        digest.update(relative.encode())
-        digest.update(data)
-    return digest.hexdigest()
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text("utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (FileNotFoundError, ValueError):
-        return {}
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data), "utf-8")
-    tmp.replace(path)
-
-
-def _read_state(out: Path) -> dict[str, Any]:
-    return _read_json(out / STATE_FILE)
-
-
-def _write_state(out: Path, fingerprint: str, files: set[str]) -> None:
-    _write_json(out / STATE_FILE, {"fingerprint": fingerprint, "files": sorted(files)})
 
 
 # --- the pages ------------------------------------------------------------------------------
@@ -179,7 +132,7 @@ class _Site:
         self.search_report: dict[str, Any] = {}
         self.sitemap: list[str] = []
         self.built_at = datetime.now(timezone.utc).replace(microsecond=0)
-        self.related_cache: dict[str, Any] = _read_json(folder.root / RELATED_CACHE)
+        self.related_cache: dict[str, Any] = state.read_json(folder.root / RELATED_CACHE)
         self.next_related: dict[str, Any] = {}
         self.fresh_related: dict[str, list[str]] | None = None
 
@@ -212,7 +165,7 @@ class _Site:
             self.write_facet(name, everything.facets[name])
         self.write_feed("feed.xml", self.config.title, Filters())
         self.write_static()
-        _write_json(self.folder.root / RELATED_CACHE, self.next_related)
+        state.write_json(self.folder.root / RELATED_CACHE, self.next_related)
         return self.folder.record()
 
     # -- rendering helpers --
