@@ -377,11 +377,16 @@ def check_command(index_dir: Path, full: bool, as_json: bool) -> None:
                    "relative and feed ids are urn:uuid: names.")
 @click.option("--title", default="News archive", show_default=True, help="The site's name.")
 @click.option("--force", is_flag=True, help="Render every page even if nothing changed.")
+@click.option("--changes", "changes_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the files this build added, modified or deleted to this file, one "
+                   "per line as 'A path', 'M path' or 'D path' (relative to --out), for a "
+                   "publish step that uploads only those.")
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar (default: only on a terminal).")
 @json_option
 def site_command(index_dir: Path, out: Path, templates_dir: Path | None, base_url: str,
-                 title: str, force: bool, progress: bool | None, as_json: bool) -> None:
+                 title: str, force: bool, changes_file: Path | None, progress: bool | None,
+                 as_json: bool) -> None:
     """Build a static website of the archive: article pages, browse pages, feeds, search.
 
     Only files whose content changed are rewritten; over an unchanged index nothing is.
@@ -404,6 +409,12 @@ def site_command(index_dir: Path, out: Path, templates_dir: Path | None, base_ur
             report = build_site(index_dir, out, config, templates_dir, None, force)
     except (store.IndexMissing, processes.ChildFailed) as exc:
         raise click.ClickException(str(exc)) from None
+    if changes_file is not None:
+        try:
+            changes_file.write_text("".join(line + "\n" for line in report.changes), "utf-8")
+        except OSError as exc:
+            raise click.ClickException(f"cannot write the changes list {changes_file}: "
+                                       f"{exc.strerror or exc}") from None
     if as_json:
         emit_json({**report.to_dict(), "out": str(out)})
     elif report.skipped:
@@ -411,9 +422,10 @@ def site_command(index_dir: Path, out: Path, templates_dir: Path | None, base_ur
                    f"left as they are ({report.seconds:.2f}s).")
     else:
         click.echo(f"{report.articles:,} article{'s' if report.articles != 1 else ''}: "
-                   f"{report.pages:,} files, {report.written:,} "
-                   f"written, {report.unchanged:,} unchanged, {report.removed:,} removed, "
-                   f"{report.bytes / 1e6:.1f} MB -> {out} ({report.seconds:.1f}s)")
+                   f"{report.pages:,} files, {report.added:,} new, {report.changed:,} "
+                   f"changed, {report.removed:,} removed, {report.unchanged:,} unchanged "
+                   f"({report.bytes_written / 1e6:.1f} of {report.bytes / 1e6:.1f} MB "
+                   f"written) -> {out} ({report.seconds:.1f}s)")
 
 
 @main.command("serve")

@@ -7,7 +7,7 @@ relevance  archive eval vs bm25s, FTS5 and plain Whoosh BM25F on every available
 levers     the leave-one-collection-out selection alone, against the last relevance run's peers
 index      indexing: full build, unchanged re-run, +1%/~1% re-run; vs FTS5
 queries    p50/p95 latency of top-10 searches with highlights; vs FTS5
-site       the whole static site's build time vs Pagefind on the same pages
+site       the whole static site's build time vs Pagefind on the same pages; a day's update (+1% new, ~1% edited)
 scale      generate the 100k+ article scale set (JSONL) from BBC + Reuters paragraphs
 ingest     per-layout reader accuracy on real third-party files (tests/data/ingest)
 examples   ten news queries' top 5 on BBC and Reuters, through archive search
@@ -147,9 +147,15 @@ def cmd_queries(args: argparse.Namespace) -> dict:
 def cmd_site(args: argparse.Namespace) -> dict:
     from bench import site
     corpora = corpus_list(args) if args.corpus else [("reuters", args.corpora / "reuters21578")]
-    rows = site.run(corpora, args.data / "site")
-    print(table(rows, site.COLUMNS))
-    return {"rows": rows}
+    if args.update_only:
+        rows = []
+    else:
+        rows = site.run(corpora, args.data / "site")
+        print(table(rows, site.COLUMNS))
+    from bench import site_update
+    updates = site_update.run(corpora, args.data / "site-update")
+    print(table(updates, site_update.COLUMNS))
+    return {"rows": rows, "updates": updates}
 
 
 def cmd_scale(args: argparse.Namespace) -> dict:
@@ -219,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("site", help="whole-site build time vs Pagefind on the same pages")
     p.add_argument("--corpus", action="append", metavar="NAME=PATH",
                    help="a corpus folder (repeatable; default: reuters)")
+    p.add_argument("--update-only", action="store_true",
+                   help="only the daily update (no whole-site build against Pagefind)")
     p.set_defaults(with_scale=False)
     p = sub.add_parser("scale", help="generate the scale set")
     p.add_argument("--n", type=int, default=100_000)

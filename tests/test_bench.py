@@ -190,3 +190,15 @@ def test_worker_subprocess_reports_memory_and_cpu(corpora: Path,
     monkeypatch.delenv("BENCH_INPROCESS")
     result = run_worker("read_only", inputs=[str(corpora / "bbc")], enrich=False)
     assert result["docs"] == 12 and result["peak_rss_mb"] > 0 and result["cpu_seconds"] > 0
+
+
+def test_site_update_holds_out_the_newest_day_and_edits_others() -> None:
+    """The daily-update bench adds the newest 1% of dated records (a day's news) and edits
+    another 1% of the rest, chosen with a seed: never an added one, the same every run."""
+    from bench import site_update
+    records = [{"title": f"t{i}", "body": "b", "date": f"2020-01-{1 + i % 28:02d}T00:00:00"}
+               for i in range(300)] + [{"title": "undated", "body": "b"}]
+    base, day, edited = site_update.split(records)
+    assert len(day) == 3 and len(base) == 298 and len(edited) == 3
+    assert min(r["date"] for r in day) >= max(r["date"] for r in base if r.get("date"))
+    assert edited == site_update.split(records)[2] and max(edited) < len(base)

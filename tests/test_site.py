@@ -106,11 +106,41 @@ def test_pagination_links(tmp_path: Path) -> None:
     index = index_folder(tmp_path, many)
     out = tmp_path / "site"
     build_site(index, out, SiteConfig(page_size=2))
-    first = (out / "sources/ap/index.html").read_text("utf-8")
-    assert "page 1 of 3" in first and 'rel="next" href="../../sources/ap/page/2/index.html"' in first
+    # the landing page: the newest two, then the numbered page holding the third newest
+    landing = (out / "sources/ap/index.html").read_text("utf-8")
+    assert "5 articles" in landing and 'rel="prev"' not in landing
+    assert landing.index("Story number 5") < landing.index("Story number 4")
+    assert 'rel="next" href="../../sources/ap/page/2/index.html"' in landing
+    # numbered from the oldest: page 1 holds stories 1 and 2, page 3 story 5 alone
+    first = (out / "sources/ap/page/1/index.html").read_text("utf-8")
+    assert "Story number 1" in first and "Story number 2" in first and 'rel="next"' not in first
+    assert 'rel="prev" href="../../../../sources/ap/page/2/index.html"' in first
     third = (out / "sources/ap/page/3/index.html").read_text("utf-8")
-    assert 'rel="prev"' in third and 'rel="next"' not in third
-    assert "Story number 1" in third  # oldest last
+    assert "Story number 5" in third and "Story number 4" not in third
+    assert 'rel="prev" href="../../../../sources/ap/index.html"' in third
+    assert "5 articles" not in first + third  # nothing that moves as the list grows
+
+
+def test_a_newer_article_leaves_older_list_pages_untouched(tmp_path: Path) -> None:
+    """Browse pages numbered from the oldest: adding the newest article rewrites the landing
+    page and the last numbered page, never the pages before."""
+    many = {f"story{n}.txt": f"Story number {n}\n\nIt happened on June {n}, 2016.\n\nAP"
+            for n in range(1, 6)}
+    index = index_folder(tmp_path, many)
+    out = tmp_path / "site"
+    config = SiteConfig(page_size=2)
+    build_site(index, out, config)
+    lists = sorted(p.relative_to(out).as_posix() for p in (out / "sources/ap").rglob("*.html"))
+    before = {p: (out / p).read_bytes() for p in lists}
+    index_folder(tmp_path, {"story6.txt": "Story number 6\n\nIt happened on June 6, 2016."
+                                          "\n\nAP"})
+    report = build_site(index, out, config)
+    after = {p: (out / p).read_bytes() for p in lists}
+    changed = {p for p in lists if before[p] != after[p]}
+    assert changed == {"sources/ap/index.html", "sources/ap/page/3/index.html"}
+    assert "M sources/ap/page/3/index.html" in report.changes
+    assert "A sources/ap/page/1/index.html" not in report.changes
+    assert report.added + report.changed == report.written
 
 
 def test_feeds_are_valid_atom(built: tuple[Path, Path]) -> None:
@@ -292,3 +322,71 @@ def test_a_failing_page_process_is_one_line_not_a_traceback(tmp_path: Path,
     assert "Traceback" not in result.output
     assert result.output.strip().splitlines() == [
         "Error: the process writing the site's pages failed: OSError: disk full"]
+
+
+def test_site_command_lists_what_it_added_changed_and_removed(tmp_path: Path) -> None:
+    """``archive site --changes FILE``: every file added (A), modified (M) or deleted (D), and
+    the summary line counts them; a file left as it was is not listed."""
+    index = index_folder(tmp_path, ARTICLES)
+    out, changes = tmp_path / "site", tmp_path / "changes.txt"
+    args = ["site", "--index", str(index), "--out", str(out), "--changes", str(changes)]
+    first = CliRunner().invoke(main, args)
+    assert first.exit_code == 0, first.output
+    lines = changes.read_text("utf-8").splitlines()
+    assert lines and all(line.startswith("A ") for line in lines)
+    assert {line[2:] for line in lines} == {p.relative_to(out).as_posix()
+                                            for p in out.rglob("*") if p.is_file()
+                                            and not p.name.startswith(".archive-")}
+    volcano = next(out.glob("2015/03/03/*/index.html")).relative_to(out).as_posix()
+    (tmp_path / "news" / "volcano.txt").unlink()
+    index_folder(tmp_path, {"flood.txt": "Floods hit the coast\n\nHeavy rain on "
+                                         "January 5, 2014 flooded towns.\n\nBBC"})
+    second = CliRunner().invoke(main, args)
+    assert second.exit_code == 0, second.output
+    lines = changes.read_text("utf-8").splitlines()
+    kinds = {line[2:]: line[0] for line in lines}
+    assert kinds[volcano] == "D" and not (out / volcano).exists()
+    assert kinds["sources/bbc/index.html"] == "A" and kinds["index.html"] == "M"
+    cocoa = next(out.glob("2015/04/09/*/index.html")).relative_to(out).as_posix()
+    assert cocoa not in kinds or kinds[cocoa] == "M"   # its related list may name the flood
+    counts = {k: sum(1 for v in kinds.values() if v == k) for k in "AMD"}
+    assert f"{counts['A']} new, {counts['M']} changed, {counts['D']} removed" in second.output
+    for line in lines:
+        assert line[0] == "D" or (out / line[2:]).is_file()
+    again = CliRunner().invoke(main, args)   # nothing changed: nothing to publish
+    assert again.exit_code == 0 and changes.read_text("utf-8") == ""
+
+
+def site_files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*")
+            if p.is_file() and not p.name.startswith(".archive-")}
+
+
+def test_an_updated_site_is_a_fresh_build_of_the_same_index(tmp_path: Path) -> None:
+    """Bring a site up to date after articles are added, edited and removed: every file
+    (pages, related lists, feeds, search bundle) is byte for byte what a fresh build of the
+    same index writes into an empty folder."""
+    index = index_folder(tmp_path, ARTICLES)
+    config = SiteConfig(page_size=2, base_url="https://news.example/")
+    build_site(index, tmp_path / "updated", config)
+    (tmp_path / "news" / "hostile.txt").unlink()
+    index_folder(tmp_path, {
+        "flood.txt": "Floods hit the coast\n\nHeavy rain on January 5, 2014 flooded towns "
+                     "near the volcano.\n\nBBC",
+        "cocoa2.txt": "Cocoa prices fall\n\nCocoa prices fell on June 9, 2015 as rains came "
+                      "to the Ivory Coast.\n\nReuters",
+        "cocoa.txt": ARTICLES["cocoa.txt"].replace("rose", "rose sharply"),
+    })
+    report = build_site(index, tmp_path / "updated", config)
+    assert report.added and report.changed and report.removed
+    build_site(index, tmp_path / "fresh", config)
+    updated, fresh = site_files(tmp_path / "updated"), site_files(tmp_path / "fresh")
+    assert sorted(updated) == sorted(fresh)
+    assert [p for p in updated if updated[p] != fresh[p]] == []
+
+
+def test_undated_articles_come_after_the_dated_ones_on_a_list_page(
+        built: tuple[Path, Path]) -> None:
+    _, out = built
+    ap = (out / "sources/ap/index.html").read_text("utf-8")
+    assert ap.index("Volcano erupts") < ap.index("Timeless story")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import calendar
 import hashlib
 import json
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -20,15 +21,14 @@ from typing import Any
 
 import jinja2
 
-from archive import __version__, processes, render, store
+from archive import processes, render
 from archive.article import Article
 from archive.query import Filters
 from archive.search import Archive, FacetCount, Hit, ResultsPage
-from archive.site import chart, urls
+from archive.site import chart, state, urls
 from archive.site import search as site_search
-from archive.site.files import OutputFolder
+from archive.site.files import OutputFolder, Record
 
-STATE_FILE = ".archive-site.json"
 RELATED_CACHE = ".archive-related.json"
 FACETS = ("source", "place", "topic")
 FACET_TITLES = {"source": "Sources", "place": "Places", "topic": "Topics"}
@@ -62,17 +62,24 @@ class BuildReport:
     """What a site build did, for the summary line and ``--json``."""
 
     pages: int = 0          # files the build produced (pages, feeds, search bundle)
-    written: int = 0        # files whose bytes changed on disk
+    written: int = 0        # files whose bytes changed on disk: added + changed
+    added: int = 0          # files that were not there before
+    changed: int = 0        # files there before, replaced by other bytes
     unchanged: int = 0      # files rendered to the bytes already there (left untouched)
     removed: int = 0        # files of an earlier build that no page produces any more
     bytes: int = 0          # the output folder's size
+    bytes_written: int = 0  # the bytes of the written files (what a publish step uploads)
     articles: int = 0
     skipped: bool = False   # nothing changed since the last build: nothing was rendered
     seconds: float = 0.0
     search: dict[str, Any] = field(default_factory=dict)  # the search bundle's BundleReport
+    #: ``A path`` / ``M path`` / ``D path`` per file added, modified, deleted (not in JSON)
+    changes: list[str] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        found = asdict(self)
+        del found["changes"]
+        return found
 
 
 Progress = Callable[[int, int], None]
@@ -90,8 +97,8 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     env = render.environment("site", templates, html=True)
-    fingerprint = _fingerprint(index_dir, env, config)
-    previous = _read_state(out)
+    fingerprint = state.fingerprint(index_dir, env, config)
+    previous = state.read_state(out)
     if not force and previous.get("fingerprint") == fingerprint and \
             all((out / p).is_file() for p in previous.get("files", [])):
         return BuildReport(skipped=True, pages=len(previous["files"]),
@@ -104,56 +111,12 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
         report = BuildReport(articles=site.articles, search=site.search_report)
     report.removed = folder.remove_stale(set(previous.get("files", [])))
     report.pages, report.written = len(folder.produced), folder.written
+    report.added, report.changed = folder.added, folder.changed
     report.unchanged, report.bytes = folder.unchanged, folder.bytes_total
-    _write_state(out, fingerprint, folder.produced)
+    report.bytes_written, report.changes = folder.bytes_written, folder.change_lines()
+    state.write_state(out, fingerprint, folder.produced)
     report.seconds = time.perf_counter() - started
     return report
-
-
-# --- change detection -----------------------------------------------------------------------
-
-def _fingerprint(index_dir: Path, env: jinja2.Environment, config: SiteConfig) -> str:
-    """Everything a build depends on: index generation, templates and assets, config."""
-    digest = hashlib.sha256()
-    digest.update(__version__.encode())
-    digest.update(json.dumps(asdict(config), sort_keys=True).encode())
-    ix = store.open_index(index_dir)
-    digest.update(f"{ix.latest_generation()}".encode())
-    for toc in sorted(index_dir.glob("_*.toc")):
-        digest.update(toc.read_bytes())
-    loader = env.loader
-    assert isinstance(loader, jinja2.FileSystemLoader)
-    for folder in loader.searchpath:
-        for path in sorted(Path(folder).rglob("*")):
-            if path.is_file():
-                digest.update(str(path.relative_to(folder)).encode())
-                digest.update(path.read_bytes())
-    for relative, data in sorted(site_search.asset_files().items()):  # an asset too
-        digest.update(relative.encode())
-        digest.update(data)
-    return digest.hexdigest()
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text("utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (FileNotFoundError, ValueError):
-        return {}
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data), "utf-8")
-    tmp.replace(path)
-
-
-def _read_state(out: Path) -> dict[str, Any]:
-    return _read_json(out / STATE_FILE)
-
-
-def _write_state(out: Path, fingerprint: str, files: set[str]) -> None:
-    _write_json(out / STATE_FILE, {"fingerprint": fingerprint, "files": sorted(files)})
 
 
 # --- the pages ------------------------------------------------------------------------------
@@ -169,8 +132,8 @@ class _Site:
         self.search_report: dict[str, Any] = {}
         self.sitemap: list[str] = []
         self.built_at = datetime.now(timezone.utc).replace(microsecond=0)
-        self.related_cache: dict[str, list[Any]] = _read_json(folder.root / RELATED_CACHE)
-        self.next_related: dict[str, list[Any]] = {}
+        self.related_cache: dict[str, Any] = state.read_json(folder.root / RELATED_CACHE)
+        self.next_related: dict[str, Any] = {}
         self.fresh_related: dict[str, list[str]] | None = None
 
     def build(self, procs: int) -> None:
@@ -192,7 +155,7 @@ class _Site:
             if pages is not None:
                 pages.stop()
 
-    def write_pages(self, everything: ResultsPage) -> tuple[list[str], int, int, int]:
+    def write_pages(self, everything: ResultsPage) -> Record:
         """Every page but the search page (which goes with the search bundle), the feeds,
         the crawler files and the related-articles cache; what was written, for ``merge``."""
         self.write_articles(everything.total)
@@ -202,7 +165,7 @@ class _Site:
             self.write_facet(name, everything.facets[name])
         self.write_feed("feed.xml", self.config.title, Filters())
         self.write_static()
-        _write_json(self.folder.root / RELATED_CACHE, self.next_related)
+        state.write_json(self.folder.root / RELATED_CACHE, self.next_related)
         return self.folder.record()
 
     # -- rendering helpers --
@@ -245,32 +208,32 @@ class _Site:
                   related=related, copies=copies, facet_url=urls.facet_path)
 
     def related_articles(self, article: Article) -> list[Article]:
-        """Related articles, remembered between builds per article content.
+        """Related articles, remembered between builds for the same collection.
 
-        An unchanged article keeps its list, so adding articles re-renders only their own
-        pages and the lists they join; the lists of all the others are computed together.
+        A list depends on the whole collection (the key terms' weights, every other
+        article's score), so a cached list serves only while every article's content is as
+        it was; otherwise all the lists are computed again, together in one pass over the
+        postings (costing little more than a few of them). So a site brought up to date is
+        the site a fresh build of the same index gives, and a forced rebuild over an
+        unchanged index makes no pass at all.
         """
-        cached = self.related_cache.get(article.id)
-        if cached and cached[0] == article.content_hash:
-            found = [self.archive.article(i) for i in cached[1]]
-            if all(found):
-                self.next_related[article.id] = cached
-                return [a for a in found if a is not None]
-        if self.fresh_related is None:  # the first article not cached: compute all of them
-            live = self.archive.content_hashes()
-            stale = [i for i, digest in live.items() if not self._cached_related(i, digest, live)]
-            self.fresh_related = self.archive.related_lists(stale, self.config.related)
+        if self.fresh_related is None:
+            self.fresh_related = self._all_related()
         ids = self.fresh_related.get(article.id)
         if ids is None:
             ids = self.archive.related_ids(article.id, self.config.related)
-        self.next_related[article.id] = [article.content_hash, ids]
         return [a for a in (self.archive.article(i) for i in ids) if a is not None]
 
-    def _cached_related(self, article_id: str, digest: str, live: dict[str, str]) -> bool:
-        """Whether the remembered list still serves: same content, every article in it live
-        (the same test the cache lookup above makes, so no article falls back to a search)."""
-        cached = self.related_cache.get(article_id)
-        return bool(cached) and cached[0] == digest and all(i in live for i in cached[1])
+    def _all_related(self) -> dict[str, list[str]]:
+        """Every article's related ids: the cache's when the collection is unchanged."""
+        live = self.archive.content_hashes()
+        key = hashlib.sha256(json.dumps([self.config.related, sorted(live.items())])
+                             .encode("utf-8")).hexdigest()
+        lists = self.related_cache.get("lists")
+        if self.related_cache.get("collection") != key or not isinstance(lists, dict):
+            lists = self.archive.related_lists(list(live), self.config.related)
+        self.next_related = {"collection": key, "lists": lists}
+        return lists
 
     # -- browse pages --
 
@@ -298,7 +261,7 @@ class _Site:
                 if y == year:
                     self.write_month(year, month)
         if undated:
-            self.write_list(lambda n: urls.undated_path(n), "Undated articles",
+            self.write_list(urls.undated_path, "Undated articles",
                             Filters(undated=True))
 
     def write_month(self, year: int, month: int) -> None:
@@ -322,17 +285,36 @@ class _Site:
             self.write_feed(urls.facet_feed_path(name, facet.value),
                             f"{self.config.title}: {facet.value}", filters)
 
-    def write_list(self, path_of: Callable[[int], str], title: str, filters: Filters,
+    def write_list(self, path_of: Callable[[int | None], str], title: str, filters: Filters,
                    feed: str | None = None) -> None:
-        for results in self.each_hit(filters):
-            path = path_of(results.page)
-            pager = {
-                "previous": path_of(results.page - 1) if results.page > 1 else None,
-                "next": path_of(results.page + 1) if results.page < results.pages else None,
-            }
-            self.page(path, "list.html", title if results.page == 1
-                      else f"{title} (page {results.page})", results=results, pager=pager,
-                      feed=feed, heading=title)
+        """A browse list: a landing page with its newest articles, and (when they do not fit
+        on it) numbered pages counted from the oldest article.
+
+        Numbered from the oldest, a page's articles stay the same when newer ones are added:
+        a day's new articles change the landing page and the last numbered page (or add one),
+        and no other page of the list. So numbered pages show nothing that depends on the
+        list's length (no total, no "of N pages"); the landing page shows the total.
+        """
+        size = self.config.page_size
+        hits = [hit for results in self.archive.browse(filters, size, sort="oldest")
+                for hit in results.hits]
+        total, pages = len(hits), max(1, math.ceil(len(hits) / size))
+        shown = newest_first(list(enumerate(hits)))
+        older = shown[size][0] // size + 1 if total > size else None  # has the next one
+        self.page(path_of(None), "list.html", title, hits=[h for _, h in shown[:size]],
+                  total=total, page_number=None,
+                  pager={"previous": None, "next": older and path_of(older)},
+                  feed=feed, heading=title)
+        if total <= size:
+            return
+        for number in range(1, pages + 1):
+            start = (number - 1) * size
+            pager = {"previous": path_of(number + 1 if number < pages else None),
+                     "next": path_of(number - 1) if number > 1 else None}
+            self.page(path_of(number), "list.html", f"{title} (page {number})",
+                      hits=[h for _, h in newest_first(list(enumerate(hits[start:start + size])))],
+                      total=None, page_number=number, first=start + 1,
+                      last=min(start + size, total), pager=pager, feed=feed, heading=title)
 
     # -- search, feeds, crawlers --
 
@@ -367,6 +349,12 @@ class _Site:
             sitemap=urls.canonical(self.config.base_url, "sitemap.xml")))
         for relative, data in theme_assets(self.env).items():
             self.folder.write("assets/" + relative, data)
+
+
+def newest_first(hits: list[tuple[int, Hit]]) -> list[tuple[int, Hit]]:
+    """Numbered hits of a list in date order (oldest first, undated last) as a page shows
+    them: the dated newest first, then the undated, as every list of the site does."""
+    return [h for h in reversed(hits) if h[1].date] + [h for h in hits if not h[1].date]
 
 
 #: ``assets/search/`` belongs to the search package (its client, ``search.js`` and

@@ -14,6 +14,13 @@ from pathlib import Path
 from archive.site.urls import is_safe
 
 
+ADDED, CHANGED, REMOVED = "A", "M", "D"
+
+#: What one process's folder hands to another's ``merge``: (produced, written, unchanged,
+#: bytes, bytes written, changes).
+Record = tuple[list[str], int, int, int, int, dict[str, str]]
+
+
 class UnsafePath(ValueError):
     """A page path that would land outside the output folder."""
 
@@ -24,9 +31,13 @@ class OutputFolder:
 
     root: Path
     produced: set[str] = field(default_factory=set)
-    written: int = 0
+    written: int = 0        # files whose bytes this build wrote: ``added`` + ``changed``
     unchanged: int = 0
     bytes_total: int = 0
+    bytes_written: int = 0  # what those writes put on disk (what a publish step uploads)
+    #: path -> ADDED (no file there before) or CHANGED (a file with other bytes replaced):
+    #: what a publish step must upload (``archive site --changes``)
+    changes: dict[str, str] = field(default_factory=dict)
     _folders: set[str] = field(default_factory=set, repr=False)  # made by this build
 
     def write(self, relative: str, content: str | bytes) -> bool:
@@ -39,6 +50,7 @@ class OutputFolder:
         self.produced.add(relative)
         if first_time:
             self.bytes_total += len(data)
+        existed = True
         try:
             if os.stat(target).st_size == len(data):
                 with open(target, "rb") as existing:
@@ -46,6 +58,7 @@ class OutputFolder:
                         self.unchanged += first_time
                         return False
         except FileNotFoundError:
+            existed = False
             folder = os.path.dirname(target)
             if folder not in self._folders:  # a site has tens of thousands of page folders
                 os.makedirs(folder, exist_ok=True)
@@ -56,24 +69,39 @@ class OutputFolder:
             stream.write(data)
         os.replace(tmp, target)
         self.written += first_time
+        self.bytes_written += len(data)
+        if first_time or relative not in self.changes:
+            self.changes[relative] = CHANGED if existed else ADDED
         return True
 
-    def record(self) -> tuple[list[str], int, int, int]:
-        """What this build wrote here, for another process's folder to ``merge``."""
-        return sorted(self.produced), self.written, self.unchanged, self.bytes_total
+    @property
+    def added(self) -> int:
+        return sum(1 for kind in self.changes.values() if kind == ADDED)
 
-    def merge(self, record: tuple[list[str], int, int, int]) -> None:
+    @property
+    def changed(self) -> int:
+        return sum(1 for kind in self.changes.values() if kind == CHANGED)
+
+    def record(self) -> Record:
+        """What this build wrote here, for another process's folder to ``merge``."""
+        return sorted(self.produced), self.written, self.unchanged, self.bytes_total, \
+            self.bytes_written, dict(self.changes)
+
+    def merge(self, record: Record) -> None:
         """Count files another process of this build wrote as if this one had written them."""
-        produced, written, unchanged, bytes_total = record
+        produced, written, unchanged, bytes_total, bytes_written, changes = record
         if not self.produced.isdisjoint(produced):
             raise ValueError("two processes of one build wrote the same file")
         self.produced.update(produced)
         self.written += written
         self.unchanged += unchanged
         self.bytes_total += bytes_total
+        self.bytes_written += bytes_written
+        self.changes.update(changes)
 
     def remove_stale(self, previous: set[str]) -> int:
-        """Delete files an earlier build wrote that this build no longer produces."""
+        """Delete files an earlier build wrote that this build no longer produces (each
+        recorded in ``changes`` as REMOVED)."""
         removed = 0
         for relative in sorted(previous - self.produced):
             if not is_safe(relative):
@@ -82,8 +110,15 @@ class OutputFolder:
             if target.is_file():
                 target.unlink()
                 removed += 1
+                self.changes[relative] = REMOVED
                 _prune_empty_parents(target.parent, self.root)
         return removed
+
+    def change_lines(self) -> list[str]:
+        """``A path``, ``M path`` or ``D path`` per file this build added, modified or
+        deleted, in path order: the list ``archive site --changes`` writes for a publish step
+        (the letters are git's, so ``grep -v '^D '`` and ``cut -c3-`` make an upload list)."""
+        return [f"{kind} {path}" for path, kind in sorted(self.changes.items())]
 
 
 def _prune_empty_parents(folder: Path, root: Path) -> None:

@@ -40,9 +40,18 @@ def title_slug(title: str) -> str:
     return slugify(title, 60) or "article"
 
 
-def facet_path(field: str, value: str, page: int = 1) -> str:
-    folder = f"{FACET_FOLDERS[field]}/{slugify(value, 60) or 'unnamed'}"
-    return f"{folder}/index.html" if page == 1 else f"{folder}/page/{page}/index.html"
+def list_page(folder: str, page: int | None) -> str:
+    """A browse list's landing page (``page`` None: its newest articles) or its numbered page.
+
+    Pages are numbered from the oldest article (page 1 holds the list's first ``page_size``
+    articles by date), so an article added after the others joins only the last page and
+    the landing page, and every other page keeps its address and its bytes.
+    """
+    return f"{folder}/index.html" if page is None else f"{folder}/page/{page}/index.html"
+
+
+def facet_path(field: str, value: str, page: int | None = None) -> str:
+    return list_page(f"{FACET_FOLDERS[field]}/{slugify(value, 60) or 'unnamed'}", page)
 
 
 def facet_feed_path(field: str, value: str) -> str:
@@ -57,13 +66,12 @@ def year_path(year: int) -> str:
     return f"dates/{year:04d}/index.html"
 
 
-def month_path(year: int, month: int, page: int = 1) -> str:
-    folder = f"dates/{year:04d}/{month:02d}"
-    return f"{folder}/index.html" if page == 1 else f"{folder}/page/{page}/index.html"
+def month_path(year: int, month: int, page: int | None = None) -> str:
+    return list_page(f"dates/{year:04d}/{month:02d}", page)
 
 
-def undated_path(page: int = 1) -> str:
-    return "dates/undated/index.html" if page == 1 else f"dates/undated/page/{page}/index.html"
+def undated_path(page: int | None = None) -> str:
+    return list_page("dates/undated", page)
 
 
 def root_prefix(path: str) -> str:
