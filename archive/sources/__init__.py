@@ -39,6 +39,18 @@ class IngestError(Exception):
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
         return f"{where}: {self.reason}"
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuilt from its attributes, not from Exception's args (the one formatted line):
+        # a problem found on a Dask worker travels to the client that reports it
+        return (_restore_error, (type(self), dict(self.__dict__)))
+
+
+def _restore_error(cls: type[IngestError], state: dict[str, object]) -> IngestError:
+    error = cls.__new__(cls)
+    error.__dict__.update(state)
+    Exception.__init__(error, str(error))
+    return error
+
 
 class NotAnArticleFile(IngestError):
     """A file a reader recognises as something beside the articles (a manifest, a data
