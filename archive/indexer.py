@@ -38,6 +38,8 @@ class IndexReport:
     repaired: int = 0       # extra copies of articles the index held twice (damage), deleted
     skipped: list[IngestError] = field(default_factory=list)   # files that gave no article
     warnings: list[IngestError] = field(default_factory=list)  # problems that lost less
+    #: a run on a Dask cluster: its scheduler, workers, batches and how segments travelled
+    dask: dict[str, object] | None = None
 
     def passed_over_by_rule(self, names: int = 3) -> list[tuple[str, int, list[str]]]:
         """(rule, how many files, the first few of them) for each rule that passed files over."""
@@ -59,6 +61,7 @@ class IndexReport:
                         for e in self.skipped],
             "warnings": [{"path": printable(e.path), "line": e.line, "reason": e.reason}
                          for e in self.warnings],
+            **({"dask": self.dask} if self.dask else {}),
         }
 
 

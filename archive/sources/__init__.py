@@ -33,23 +33,13 @@ class IngestError(Exception):
         self.path = str(path)
         self.reason = reason
         self.line = line
-        super().__init__(str(self))
+        # the constructor's arguments, so it pickles (a Dask worker's problem reaches the client)
+        super().__init__(self.path, reason, line)
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
         return f"{where}: {self.reason}"
 
-    def __reduce__(self) -> tuple[object, ...]:
-        # Rebuilt from its attributes, not from Exception's args (the one formatted line):
-        # a problem found on a Dask worker travels to the client that reports it
-        return (_restore_error, (type(self), dict(self.__dict__)))
-
-
-def _restore_error(cls: type[IngestError], state: dict[str, object]) -> IngestError:
-    error = cls.__new__(cls)
-    error.__dict__.update(state)
-    Exception.__init__(error, str(error))
-    return error
 
 
 class NotAnArticleFile(IngestError):

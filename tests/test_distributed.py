@@ -1,0 +1,285 @@
+"""Indexing on a Dask cluster (issue 15) builds the index the in-process run builds.
+
+Compared, by article id (the two builds cut their segments differently, so document numbers
+differ): every stored field, every term's live postings (ids, weights, value bytes), field
+lengths, the cluster column, the wire-copy clusters, and the run's report. Not compared: the
+term statistics Whoosh keeps per segment, which count deleted documents until a merge (an
+in-process run deletes and re-adds an article whose cluster a later copy renames; the
+distributed run, which names a batch's clusters before writing it, does so less often). The clusters
+are real: a ``LocalCluster`` of two worker processes, and for the multi-machine shape a
+``dask scheduler`` and two ``dask worker`` processes started here, one of them SIGKILLed while
+the run goes on. Slices of BBC and Reuters keep the module within CI's time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from archive import store
+from archive.enrich.duplicates import DuplicateFinder
+from archive.indexer import DUPLICATES, Indexer
+
+from conftest import CORPORA
+
+distributed = pytest.importorskip("distributed", reason="needs dask[distributed] (the "
+                                  "test extra)")
+
+from archive.distributed import DistributedIndexer, connect  # noqa: E402
+
+pytestmark = pytest.mark.needs_corpora
+ARCHIVE = Path(sys.executable).with_name("archive")
+DASK = Path(sys.executable).with_name("dask")
+
+
+# --- what an index holds, by article id ----------------------------------------------------------
+
+def by_id(folder: Path) -> dict[str, Any]:
+    ix = store.open_index(folder)
+    out: dict[str, Any] = {}
+    with ix.searcher() as searcher:
+        reader = searcher.reader()
+        live = list(reader.all_doc_ids())
+        ids = {d: reader.stored_fields(d)["id"] for d in live}
+        out["docs"] = len(live)
+        out["stored"] = {ids[d]: reader.stored_fields(d) for d in live}
+        assert len(out["stored"]) == len(live)  # no article twice
+        terms: dict[Any, Any] = {}
+        for fieldname, text in reader.all_terms():
+            if fieldname.startswith("spell_"):  # pseudo-postings on a segment's document 0
+                terms[(fieldname, text)] = None
+                continue
+            matcher = reader.postings(fieldname, text)  # live documents only
+            postings = []
+            while matcher.is_active():
+                postings.append((ids[matcher.id()], matcher.weight(), matcher.value()))
+                matcher.next()
+            if postings:  # a term only deleted documents held lingers until a merge
+                terms[(fieldname, text)] = sorted(postings)
+        out["terms"] = terms
+        out["lengths"] = {name: {ids[d]: reader.doc_field_length(d, name) for d in live}
+                          for name in ix.schema.names()}
+        cluster = reader.column_reader("cluster")
+        out["cluster_column"] = {ids[d]: cluster[d] for d in live}
+    out["clusters"] = DuplicateFinder.load(folder / DUPLICATES).clusters()
+    return out
+
+
+def assert_same_index(a: Path, b: Path) -> None:
+    one, two = by_id(a), by_id(b)
+    assert one["docs"] == two["docs"] and one["docs"] > 0
+    assert one["stored"] == two["stored"]
+    assert one["terms"].keys() == two["terms"].keys()
+    differ = [k for k in one["terms"] if one["terms"][k] != two["terms"][k]]
+    assert not differ, f"{len(differ)} terms differ, e.g. {differ[:5]}"
+    assert one["lengths"] == two["lengths"]
+    assert one["cluster_column"] == two["cluster_column"]
+    assert one["clusters"] == two["clusters"]
+
+
+def same_report(a: Any, b: Any) -> None:
+    one, two = a.to_dict(), b.to_dict()
+    one.pop("dask", None)
+    two.pop("dask", None)
+    assert one == two
+
+
+# --- the slices ----------------------------------------------------------------------------------
+
+def bbc_slice(folder: Path, per_desk: int = 40) -> Path:
+    """Two desks of BBC (business holds wire copies), plus a broken JSON file and a JSON
+    Lines file with one bad record: bad input reported by name."""
+    for desk in ("business", "tech"):
+        (folder / desk).mkdir(parents=True)
+        for path in sorted((CORPORA / "bbc" / desk).iterdir())[:per_desk]:
+            shutil.copy(path, folder / desk / path.name)
+    (folder / "broken.json").write_text('{"title": "half a record", "body": ', "utf-8")
+    (folder / "feed.jsonl").write_text(
+        '{"title": "Harbour strike ends", "body": "Dockers went back to work today."}\n'
+        '{"title": "torn\n', "utf-8")
+    return folder
+
+
+def reuters_slice(folder: Path, files: int = 3, stories: int = 80) -> Path:
+    """The first stories of reut2-000.sgm, cut into ``files`` SGML files."""
+    text = (CORPORA / "reuters21578" / "reut2-000.sgm").read_bytes().decode("latin-1")
+    docs = re.findall(r"<REUTERS.*?</REUTERS>", text, flags=re.S)
+    folder.mkdir(parents=True)
+    for n in range(files):
+        part = docs[n * stories:(n + 1) * stories]
+        (folder / f"reut2-{n:03d}.sgm").write_text(
+            '<!DOCTYPE lewis SYSTEM "lewis.dtd">\n' + "\n".join(part) + "\n", "latin-1")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def client() -> Any:
+    with connect(workers=2) as dask_client:
+        yield dask_client
+
+
+@pytest.fixture(scope="module")
+def bbc(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return bbc_slice(tmp_path_factory.mktemp("bbc") / "bbc")
+
+
+@pytest.fixture(scope="module")
+def bbc_built(bbc: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """The in-process build of the BBC slice, and its report."""
+    folder = tmp_path_factory.mktemp("bbc-built") / "index"
+    return folder, Indexer(folder, procs=1, commit_every=30).run([bbc])
+
+
+# --- a LocalCluster ------------------------------------------------------------------------------
+
+def test_local_cluster_builds_the_bbc_slice_as_in_process(
+        client: Any, bbc: Path, bbc_built: tuple[Path, Any], tmp_path: Path) -> None:
+    folder = tmp_path / "index"
+    report = DistributedIndexer(folder, client, commit_every=30,
+                                batch_bytes=24 << 10).run([bbc])
+    same_report(report, bbc_built[1])
+    assert report.added == 81 and report.clusters >= 1
+    # bad input on a worker: named as the in-process run names it, and the run went on
+    assert [e.path for e in report.skipped] == ["bbc/broken.json"]
+    assert [e.path for e in report.warnings] == ["bbc/feed.jsonl"]
+    assert report.dask["batches"] > 4 and report.dask["segments_as_files"] > 4
+    assert not (folder / ".incoming").exists()
+    assert_same_index(folder, bbc_built[0])
+
+
+def test_local_cluster_incremental_run_matches_in_process(
+        client: Any, bbc: Path, tmp_path: Path) -> None:
+    """A second run after edits: only changed files go to the workers; the same result."""
+    inputs = tmp_path / "bbc"
+    shutil.copytree(bbc, inputs)
+    ours, theirs = tmp_path / "dask", tmp_path / "inproc"
+    DistributedIndexer(ours, client, batch_bytes=24 << 10).run([inputs])
+    Indexer(theirs, procs=1).run([inputs])
+    first = sorted((inputs / "business").iterdir())
+    # a wire copy of another story (a new cluster), an edit, a removal
+    shutil.copy(first[0], inputs / "tech" / "copy-of-business.txt")
+    first[1].write_text(first[1].read_text("utf-8") + "\nA late paragraph.\n", "utf-8")
+    first[2].unlink()
+    again = DistributedIndexer(ours, client, batch_bytes=24 << 10).run([inputs])
+    reference = Indexer(theirs, procs=1).run([inputs])
+    same_report(again, reference)
+    assert (again.added, again.updated, again.removed) == (1, 1, 1)
+    assert again.dask["batches"] == 1  # the two changed files, nothing else sent
+    assert_same_index(ours, theirs)
+
+
+def test_local_cluster_builds_the_reuters_slice_as_bytes(client: Any, tmp_path: Path) -> None:
+    inputs = reuters_slice(tmp_path / "reuters")
+    reference = Indexer(tmp_path / "inproc", procs=1, commit_every=100).run([inputs])
+    report = DistributedIndexer(tmp_path / "dask", client, segments="bytes", commit_every=100,
+                                batch_bytes=1).run([inputs])
+    same_report(report, reference)
+    assert report.added == 240
+    assert report.dask["segments_as_bytes"] == 3 and report.dask["segments_as_files"] == 0
+    assert_same_index(tmp_path / "dask", tmp_path / "inproc")
+
+
+def test_without_dask_the_options_say_what_is_missing(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from archive.cli import main
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
+    result = CliRunner().invoke(main, ["index", str(tmp_path), "--index", str(tmp_path / "ix"),
+                                       "--workers", "2"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "Error: --cluster and --workers need the dask[distributed] package "
+        "(pip install 'newsarchive[dask]')"]
+    assert not (tmp_path / "ix").exists()
+
+
+# --- the multi-machine shape: a scheduler and workers in processes of their own ---------------
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Cluster:
+    """``dask scheduler`` and ``dask worker`` processes, as on separate machines."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.address = f"tcp://127.0.0.1:{free_port()}"
+        self.scheduler = self._start([str(DASK), "scheduler", "--host", "127.0.0.1", "--port",
+                                      self.address.rsplit(":", 1)[1], "--no-dashboard"])
+        self.workers: list[subprocess.Popen] = []
+
+    def _start(self, command: list[str]) -> subprocess.Popen:
+        log = open(self.folder / f"log-{len(os.listdir(self.folder))}.txt", "wb")
+        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                cwd=self.folder, start_new_session=True)
+
+    def keep_workers(self, count: int) -> None:
+        """Start workers until ``count`` run, and wait until the scheduler has them."""
+        self.workers = [w for w in self.workers if w.poll() is None]
+        while len(self.workers) < count:
+            self.workers.append(self._start([
+                str(DASK), "worker", self.address, "--nthreads", "1", "--no-nanny",
+                "--no-dashboard", "--local-directory", str(self.folder / "work")]))
+        with distributed.Client(self.address, timeout="60s") as probe:
+            probe.wait_for_workers(count, timeout=120)
+
+    def stop(self) -> None:
+        for process in [*self.workers, self.scheduler]:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    if not DASK.exists():
+        pytest.skip("the dask command is not installed beside this Python")
+    running = Cluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.mark.parametrize("segments", ["files", "bytes"])
+def test_cluster_with_a_worker_killed_mid_run_builds_the_clean_index(
+        segments: str, cluster: Cluster, bbc: Path, bbc_built: tuple[Path, Any],
+        tmp_path: Path) -> None:
+    cluster.keep_workers(2)
+    folder = tmp_path / "index"
+    run = subprocess.Popen(
+        [str(ARCHIVE), "index", str(bbc), "--index", str(folder), "--cluster", cluster.address,
+         "--segments", segments, "--batch-kb", "8", "--commit-every", "30", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    victim = cluster.workers[0]
+    deadline = time.monotonic() + 300
+    # mid-run: once the first commit is in, a worker (holding read batches) goes
+    while not (folder / f"_{store.INDEX_NAME}_1.toc").exists() and run.poll() is None:
+        assert time.monotonic() < deadline, "the run made no commit"
+        time.sleep(0.05)
+    killed_mid_run = run.poll() is None
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait()
+    out, err = run.communicate(timeout=300)
+    assert run.returncode == 0, err
+    assert killed_mid_run, "the run ended before the worker was killed: make it longer"
+    report = json.loads(out)
+    assert report["added"] == 81 and report["skipped"][0]["path"] == "bbc/broken.json"
+    other = "segments_as_bytes" if segments == "files" else "segments_as_files"
+    assert report["dask"][f"segments_as_{segments}"] > 4 and report["dask"][other] == 0
+    assert_same_index(folder, bbc_built[0])
