@@ -283,3 +283,40 @@ def test_cluster_with_a_worker_killed_mid_run_builds_the_clean_index(
     other = "segments_as_bytes" if segments == "files" else "segments_as_files"
     assert report["dask"][f"segments_as_{segments}"] > 4 and report["dask"][other] == 0
     assert_same_index(folder, bbc_built[0])
+
+
+def test_cluster_client_killed_mid_run_keeps_its_last_commit_and_a_rerun_converges(
+        cluster: Cluster, bbc: Path, bbc_built: tuple[Path, Any], tmp_path: Path) -> None:
+    cluster.keep_workers(2)
+    folder = tmp_path / "index"
+    command = [str(ARCHIVE), "index", str(bbc), "--index", str(folder), "--cluster",
+               cluster.address, "--batch-kb", "8", "--commit-every", "30", "--json"]
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           cwd=tmp_path)
+    deadline = time.monotonic() + 300
+    while not (folder / f"_{store.INDEX_NAME}_1.toc").exists() and run.poll() is None:
+        assert time.monotonic() < deadline, "the run made no commit"
+        time.sleep(0.05)
+    assert run.poll() is None, "the run ended before it could be killed"
+    run.kill()
+    run.communicate()
+    committed = store.open_index(folder).doc_count()
+    assert 0 < committed < 81  # the last commit stands
+    again = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["added"] + report["unchanged"] == 81
+    assert not (folder / ".incoming").exists()
+    assert_same_index(folder, bbc_built[0])
+
+
+def test_amdahl_projection_keeps_the_serial_part() -> None:
+    from bench.distributed import PROJECT_ARTICLES, project
+    rows = project("x", {"articles": 1000, "seconds": 10.0, "serial_seconds": 1.0})
+    hours = {r["workers"]: r["hours"] for r in rows}
+    per_article = (1.0 / 1000, 9.0 / 1000)
+    assert hours[1] == pytest.approx(PROJECT_ARTICLES * sum(per_article) / 3600)
+    assert hours[8] == pytest.approx(PROJECT_ARTICLES * (per_article[0] + per_article[1] / 8)
+                                     / 3600)
+    assert [round(r["speedup"], 2) for r in rows] == [1.0, round(10 / (1 + 9 / 8), 2),
+                                                      round(10 / (1 + 9 / 32), 2)]
