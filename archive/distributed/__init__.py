@@ -21,6 +21,10 @@ from archive.distributed.build import SHIPPING, DistributedIndexer
 __all__ = ["DaskUnavailable", "DistributedIndexer", "SHIPPING", "connect", "dashboard"]
 
 
+#: seconds a run waits for a first worker to join a scheduler it was pointed at
+WAIT_FOR_WORKERS = 60
+
+
 class DaskUnavailable(RuntimeError):
     """Dask is not installed, or the scheduler cannot be reached: one line for the user."""
 
@@ -45,6 +49,12 @@ def connect(address: str | None = None, workers: int | None = None) -> Iterator[
             except (OSError, TimeoutError) as exc:
                 raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: "
                                       f"{exc}") from None
+            try:
+                client.wait_for_workers(1, timeout=WAIT_FOR_WORKERS)
+            except TimeoutError:
+                client.close()
+                raise DaskUnavailable(f"no Dask worker joined the scheduler at {address} "
+                                      f"within {WAIT_FOR_WORKERS}s") from None
         else:
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                    dashboard_address=":0", silence_logs=logging.ERROR)
