@@ -320,3 +320,39 @@ def test_amdahl_projection_keeps_the_serial_part() -> None:
                                      / 3600)
     assert [round(r["speedup"], 2) for r in rows] == [1.0, round(10 / (1 + 9 / 8), 2),
                                                       round(10 / (1 + 9 / 32), 2)]
+
+
+def _crashing(real: Any) -> Any:
+    """``read_articles`` whose reader raises (a reader bug) on any file named crash-me*."""
+    def crashing(source: Any, format_name: Any = None) -> Any:
+        if source.path.name.startswith("crash-me"):
+            raise RuntimeError("the reader fell over")
+        return real(source, format_name)
+    return crashing
+
+
+def _crash_on_crash_me() -> bool:
+    """Run on the workers by ``client.run``: their reading crashes on crash-me* only."""
+    from archive import reading
+    reading.read_articles = _crashing(reading.read_articles)
+    return True
+
+
+def test_a_reader_crash_on_a_worker_is_reported_by_name(client: Any, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    inputs = tmp_path / "news"
+    inputs.mkdir()
+    for n in range(3):
+        (inputs / f"story{n}.txt").write_text(f"Harbour story {n}\n\nThe harbour reopened "
+                                              f"on day {n} after the storm.\n", "utf-8")
+    (inputs / "crash-me.txt").write_text("Crash\n\nThis one breaks its reader.\n", "utf-8")
+    assert all(client.run(_crash_on_crash_me).values())
+    report = DistributedIndexer(tmp_path / "dask", client, batch_bytes=1).run([inputs])
+    from archive import reading
+    monkeypatch.setattr(reading, "read_articles", _crashing(reading.read_articles))
+    reference = Indexer(tmp_path / "inproc", procs=1).run([inputs])
+    same_report(report, reference)
+    assert report.added == 3
+    assert [(e.path, e.reason) for e in report.skipped] == [
+        ("news/crash-me.txt", "reader failed: RuntimeError('the reader fell over')")]
+    assert_same_index(tmp_path / "dask", tmp_path / "inproc")
