@@ -97,13 +97,15 @@ def same_report(a: Any, b: Any) -> None:
 
 # --- the slices ----------------------------------------------------------------------------------
 
-def bbc_slice(folder: Path, per_desk: int = 40) -> Path:
-    """Two desks of BBC (business holds wire copies), plus a broken JSON file and a JSON
-    Lines file with one bad record: bad input reported by name."""
+def bbc_slice(folder: Path, per_desk: int = 25) -> Path:
+    """Two desks of BBC, a lightly edited wire copy of one story, a broken JSON file and a
+    JSON Lines file with one bad record (bad input, reported by name)."""
     for desk in ("business", "tech"):
         (folder / desk).mkdir(parents=True)
         for path in sorted((CORPORA / "bbc" / desk).iterdir())[:per_desk]:
             shutil.copy(path, folder / desk / path.name)
+    story = sorted((folder / "business").iterdir())[0].read_text("utf-8", "replace")
+    (folder / "tech" / "wire-copy.txt").write_text(story + "\nUpdated.\n", "utf-8")
     (folder / "broken.json").write_text('{"title": "half a record", "body": ', "utf-8")
     (folder / "feed.jsonl").write_text(
         '{"title": "Harbour strike ends", "body": "Dockers went back to work today."}\n'
@@ -111,7 +113,7 @@ def bbc_slice(folder: Path, per_desk: int = 40) -> Path:
     return folder
 
 
-def reuters_slice(folder: Path, files: int = 3, stories: int = 80) -> Path:
+def reuters_slice(folder: Path, files: int = 3, stories: int = 50) -> Path:
     """The first stories of reut2-000.sgm, cut into ``files`` SGML files."""
     text = (CORPORA / "reuters21578" / "reut2-000.sgm").read_bytes().decode("latin-1")
     docs = re.findall(r"<REUTERS.*?</REUTERS>", text, flags=re.S)
@@ -149,7 +151,7 @@ def test_local_cluster_builds_the_bbc_slice_as_in_process(
     report = DistributedIndexer(folder, client, commit_every=30,
                                 batch_bytes=24 << 10).run([bbc])
     same_report(report, bbc_built[1])
-    assert report.added == 81 and report.clusters >= 1
+    assert report.added == 52 and report.clusters >= 1
     # bad input on a worker: named as the in-process run names it, and the run went on
     assert [e.path for e in report.skipped] == ["bbc/broken.json"]
     assert [e.path for e in report.warnings] == ["bbc/feed.jsonl"]
@@ -185,7 +187,7 @@ def test_local_cluster_builds_the_reuters_slice_as_bytes(client: Any, tmp_path: 
     report = DistributedIndexer(tmp_path / "dask", client, segments="bytes", commit_every=100,
                                 batch_bytes=1).run([inputs])
     same_report(report, reference)
-    assert report.added == 240
+    assert report.added == 150
     assert report.dask["segments_as_bytes"] == 3 and report.dask["segments_as_files"] == 0
     assert_same_index(tmp_path / "dask", tmp_path / "inproc")
 
@@ -279,7 +281,7 @@ def test_cluster_with_a_worker_killed_mid_run_builds_the_clean_index(
     assert run.returncode == 0, err
     assert killed_mid_run, "the run ended before the worker was killed: make it longer"
     report = json.loads(out)
-    assert report["added"] == 81 and report["skipped"][0]["path"] == "bbc/broken.json"
+    assert report["added"] == 52 and report["skipped"][0]["path"] == "bbc/broken.json"
     other = "segments_as_bytes" if segments == "files" else "segments_as_files"
     assert report["dask"][f"segments_as_{segments}"] > 4 and report["dask"][other] == 0
     assert_same_index(folder, bbc_built[0])
@@ -301,11 +303,11 @@ def test_cluster_client_killed_mid_run_keeps_its_last_commit_and_a_rerun_converg
     run.kill()
     run.communicate()
     committed = store.open_index(folder).doc_count()
-    assert 0 < committed < 81  # the last commit stands
+    assert 0 < committed < 52  # the last commit stands
     again = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)
-    assert report["added"] + report["unchanged"] == 81
+    assert report["added"] + report["unchanged"] == 52
     assert not (folder / ".incoming").exists()
     assert_same_index(folder, bbc_built[0])
 
