@@ -131,6 +131,15 @@ def client() -> Any:
         yield dask_client
 
 
+@pytest.fixture(scope="module", autouse=True)
+def no_dask_thread_left() -> Any:
+    """After this module, stop the thread a Dask client leaves in this process (its offload
+    executor): later tests fork, which the archive only does while one thread runs."""
+    yield
+    import distributed.utils
+    distributed.utils._offload_executor.shutdown(wait=True)
+
+
 @pytest.fixture(scope="module")
 def bbc(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return bbc_slice(tmp_path_factory.mktemp("bbc") / "bbc")
