@@ -96,23 +96,42 @@ def main() -> None:
               help="Advanced: commit after every N articles (what a crash can cost).")
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar (default: only on a terminal).")
+@click.option("--cluster", "address", metavar="ADDRESS",
+              help="Read and write segments on the Dask cluster whose scheduler is at "
+                   "ADDRESS (e.g. tcp://10.0.0.5:8786).")
+@click.option("--workers", type=click.IntRange(1), metavar="N",
+              help="Read and write segments on N Dask worker processes started here.")
+@click.option("--segments", type=click.Choice(["auto", "files", "bytes"]), default="auto",
+              show_default=True,
+              help="With --cluster/--workers: how workers hand segments over (files in the "
+                   "index folder, which they must see; bytes through Dask; auto: files "
+                   "where a worker sees the folder).")
+@click.option("--batch-kb", type=click.IntRange(1), hidden=True,
+              help="Advanced: with --cluster/--workers, about this many KB of input a task.")
 @json_option
 def index_command(paths: tuple[Path, ...], index_dir: Path, rebuild: bool, field_map: str,
                   source_names: tuple[str, ...], lock_timeout: float, commit_every: int,
-                  progress: bool | None, as_json: bool) -> None:
+                  progress: bool | None, address: str | None, workers: int | None,
+                  segments: str, batch_kb: int | None, as_json: bool) -> None:
     """Add PATHS (files or folders, default seeds/) to the index, incrementally.
 
     Unchanged files are not read again, changed ones are re-read, and articles of files that
     disappeared from an indexed folder are removed. Bad files are reported and skipped.
+    With --cluster or --workers the files are read on a Dask cluster; the index is the same.
     """
     inputs = list(paths) or [Path("seeds")]
     options = ReaderOptions(field_map=parse_field_map(field_map), source_names=source_names)
-    indexer = Indexer(index_dir, lock_timeout=lock_timeout, commit_every=commit_every,
-                      options=options)
+    settings = dict(lock_timeout=lock_timeout, commit_every=commit_every, options=options)
     show_bar = sys.stderr.isatty() if progress is None else progress
+    if address and workers:
+        raise BadQuery("give --cluster or --workers, not both")
     started = time.perf_counter()
     try:
-        report = _run_indexer(indexer, inputs, rebuild, show_bar)
+        if address or workers:
+            report = _run_on_dask(index_dir, inputs, rebuild, show_bar, address, workers,
+                                  segments, batch_kb, settings)
+        else:
+            report = _run_indexer(Indexer(index_dir, **settings), inputs, rebuild, show_bar)
     except (store.IndexBusy, store.IndexMissing) as exc:  # IndexMissing: IndexDamaged
         raise click.ClickException(str(exc)) from None
     except OSError as exc:  # e.g. disk full: the last completed commit stays in force
@@ -132,12 +151,37 @@ def index_command(paths: tuple[Path, ...], index_dir: Path, rebuild: bool, field
         sys.exit(1)
 
 
+def _run_on_dask(index_dir: Path, inputs: list[Path], rebuild: bool, show_bar: bool,
+                 address: str | None, workers: int | None, segments: str,
+                 batch_kb: int | None, settings: dict[str, Any]) -> IndexReport:
+    """The run on a Dask cluster: its dashboard named, its batches shown on the bar."""
+    from archive import distributed  # noqa: PLC0415 - only a Dask run pays for importing it
+
+    try:
+        with distributed.connect(address, workers) as client:
+            link = distributed.dashboard(client)
+            if link:
+                click.echo(f"Dask dashboard: {link}", err=True)
+            indexer = distributed.DistributedIndexer(
+                index_dir, client, segments=segments,
+                batch_bytes=batch_kb * 1024 if batch_kb else None, **settings)
+
+            def status(source: Any) -> str | None:
+                seconds = max(1e-9, time.perf_counter() - indexer.started)
+                return (f"tasks {indexer.batches_done}/{indexer.batches_total}, "
+                        f"{indexer.articles_read / seconds:,.0f} articles/s")
+            return _run_indexer(indexer, inputs, rebuild, show_bar, status)
+    except distributed.DaskUnavailable as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 def _run_indexer(indexer: Indexer, inputs: list[Path], rebuild: bool,
-                 show_bar: bool) -> IndexReport:
+                 show_bar: bool, status: Callable[[Any], str | None] | None = None) \
+        -> IndexReport:
     if not show_bar:
         return indexer.run(inputs, rebuild=rebuild)
     bar = click.progressbar(length=0, label="Indexing", file=sys.stderr, show_pos=True,
-                            item_show_func=lambda s: s.relative if s else None)
+                            item_show_func=status or (lambda s: s.relative if s else None))
     with bar:
         def advance(source: Any) -> None:
             bar.current_item = source

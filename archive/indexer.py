@@ -11,17 +11,16 @@ interrupted run keeps what it committed and the next run carries on from there.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from archive import store
 from archive.article import Article
-from archive.enrich import enrich
 from archive.enrich.duplicates import DuplicateFinder
-from archive.sources import Discovery, IngestError, NotAnArticleFile, PassedOver, \
-    ReaderOptions, SourceFile, classify, discover, read_articles
+from archive.reading import Examined, examine
+from archive.sources import Discovery, IngestError, PassedOver, ReaderOptions, SourceFile, \
+    discover
 
 
 @dataclass
@@ -39,6 +38,8 @@ class IndexReport:
     repaired: int = 0       # extra copies of articles the index held twice (damage), deleted
     skipped: list[IngestError] = field(default_factory=list)   # files that gave no article
     warnings: list[IngestError] = field(default_factory=list)  # problems that lost less
+    #: a run on a Dask cluster: its scheduler, workers, batches and how segments travelled
+    dask: dict[str, object] | None = None
 
     def passed_over_by_rule(self, names: int = 3) -> list[tuple[str, int, list[str]]]:
         """(rule, how many files, the first few of them) for each rule that passed files over."""
@@ -60,6 +61,7 @@ class IndexReport:
                         for e in self.skipped],
             "warnings": [{"path": printable(e.path), "line": e.line, "reason": e.reason}
                          for e in self.warnings],
+            **({"dask": self.dask} if self.dask else {}),
         }
 
 
@@ -74,14 +76,6 @@ Progress = Callable[[SourceFile], None]
 
 #: where the wire-copy clusters' MinHash signatures live, beside the Whoosh segments
 DUPLICATES = "duplicates.npz"
-
-
-def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass
@@ -159,21 +153,12 @@ class Indexer:
             if self.old_searcher.doc_count() != sum(s.articles for s in manifest.values()):
                 self._remove_repeated_ids(w, report)
             pending = _Pending()
-            seen: set[str] = set()
-            for source in sources:
-                seen.add(source.relative)
-                self._index_file(w, source, manifest, pending, report)
-                if progress:
-                    progress(source)
-                if pending.articles >= self.commit_every:
-                    w.commit()
-                    self._written = False
-                    self._settle(manifest, pending)
-                    w = self._writer(ix)
+            seen = {source.relative for source in sources}
+            w = self.index_sources(w, sources, manifest, pending, report, progress)
             self._remove_missing(w, paths, manifest, seen, pending, report)
             if self._written or rebuild or getattr(ix, "broken", None) \
                     or not store.toc_generations(self.folder):
-                w.commit()
+                self.commit(w)
             else:  # nothing to write: leave the segments and the TOC as they are
                 store.discard_writer(w, self.folder)
         except BaseException:
@@ -189,6 +174,29 @@ class Indexer:
             clusters = self.finder.clusters()
             stats = len(clusters), sum(len(m) - 1 for m in clusters.values())
         report.clusters, report.copies = stats
+
+    def index_sources(self, w, sources: list[SourceFile], manifest: dict[str, store.FileState],
+                      pending: _Pending, report: IndexReport, progress: Progress | None):  # noqa: ANN001, ANN201
+        """Bring every source into the open writer, committing every ``commit_every``
+        articles; the writer open at the end. (A distributed run reads on workers instead.)"""
+        for source in sources:
+            self._index_file(w, source, manifest, pending, report)
+            if progress:
+                progress(source)
+            if pending.articles >= self.commit_every:
+                w = self.commit_and_reopen(w, manifest, pending)
+        return w
+
+    def commit_and_reopen(self, w, manifest: dict[str, store.FileState], pending: _Pending):  # noqa: ANN001, ANN201
+        """Commit, record the committed files in the manifest, open the next writer."""
+        self.commit(w)
+        self._written = False
+        self._settle(manifest, pending)
+        return self._writer(self._ix)
+
+    def commit(self, w) -> None:  # noqa: ANN001
+        """Commit the writer (a distributed run adds its workers' segments here)."""
+        w.commit()
 
     @property
     def finder(self) -> DuplicateFinder:
@@ -223,7 +231,7 @@ class Indexer:
 
     def _index_file(self, w, source: SourceFile, manifest: dict[str, store.FileState],
                     pending: _Pending, report: IndexReport) -> None:
-        old = None if source.relative in self.recheck else manifest.get(source.relative)
+        old = self.manifest_entry(source.relative, manifest)
         try:
             info = source.path.stat()
         except OSError as exc:
@@ -232,56 +240,71 @@ class Indexer:
         if old and old.size == info.st_size and old.mtime_ns == info.st_mtime_ns:
             report.unchanged += old.articles
             return
-        try:
-            digest = file_digest(source.path)
-        except OSError as exc:
-            report.skipped.append(IngestError(source.relative, f"cannot read: {exc.strerror}"))
+        found = examine(source, info.st_size, info.st_mtime_ns, old.sha256 if old else None)
+        self.take(w, found, old, pending, report)
+
+    def manifest_entry(self, relative: str, manifest: dict[str, store.FileState]) \
+            -> store.FileState | None:
+        """What the manifest says of a file, unless the run reads it again whatever it says."""
+        return None if relative in self.recheck else manifest.get(relative)
+
+    def take(self, w, found: Examined, old: store.FileState | None, pending: _Pending,  # noqa: ANN001
+             report: IndexReport) -> None:
+        """Apply what reading one file found: count it, delete what it lost, add what is new."""
+        relative, articles, error = found.relative, found.articles, found.error
+        if not found.digest:  # could not be read at all
+            report.skipped.append(error)
             return
-        if old and old.sha256 == digest:
-            pending.states[source.relative] = store.FileState(
-                info.st_size, info.st_mtime_ns, digest, old.articles)
+        if found.same:
+            pending.states[relative] = store.FileState(found.size, found.mtime_ns,
+                                                       found.digest, old.articles)
             report.unchanged += old.articles
             return
-        format_name, rule = classify(source)
-        articles, error = self._read(source, format_name) if format_name else ([], None)
-        if format_name:
+        if found.read:
             report.files_read += 1
-            report.warnings.extend(source.warnings)
-        if isinstance(error, NotAnArticleFile) and not articles:
-            format_name, rule = None, error.rule
+            report.warnings.extend(found.warnings)
+        format_name, rule = found.format_name, found.rule
         if format_name is None:  # never an article; articles an older run took from it go
-            report.passed_over.append(PassedOver(source.relative, rule))
-            if old or source.relative in self.indexed:
-                self._forget(w, source.relative)
+            report.passed_over.append(PassedOver(relative, rule))
+            if old or relative in self.indexed:
+                self._forget(w, relative)
                 report.removed += old.articles if old else 0
-                pending.gone.append(source.relative)
+                pending.gone.append(relative)
             return
         if error is not None and not articles:
             report.skipped.append(error)
-            if old or source.relative in self.indexed:  # the file broke: keep nothing stale
-                self._forget(w, source.relative)
+            if old or relative in self.indexed:  # the file broke: keep nothing stale
+                self._forget(w, relative)
                 report.removed += old.articles if old else 0
-                pending.gone.append(source.relative)
+                pending.gone.append(relative)
             return
         if error is not None:
             report.warnings.append(error)
         count = len(articles)
         # in the index already (also when a run was killed before recording it in the manifest)
-        if old or source.relative in self.indexed:
-            articles = self._replace_changed(w, source.relative, articles, report)
+        if old or relative in self.indexed:
+            articles = self._replace_changed(w, relative, articles, report)
         else:
             report.added += count
         if articles:
-            articles = [self.finder.add_article(a) for a in articles]
-            self.restamp.update(self.finder.pop_changes())
-            store.add_articles(w, articles)
+            self.add_new(w, articles)
             self._written = True
             pending.articles += len(articles)
-        pending.states[source.relative] = store.FileState(
-            info.st_size, info.st_mtime_ns, digest, count)
+        pending.states[relative] = store.FileState(
+            found.size, found.mtime_ns, found.digest, count)
 
-    def _replace_changed(self, w, relative: str, articles: list[Article],
-                         report: IndexReport) -> list[Article]:
+    def add_new(self, w, articles: list) -> None:  # noqa: ANN001
+        """Give new or changed articles their clusters and write them."""
+        articles = [self.finder.add_article(a) for a in articles]
+        self.restamp.update(self.finder.pop_changes())
+        store.add_articles(w, articles)
+
+    def same_as_committed(self, article, stored: dict) -> bool:  # noqa: ANN001
+        """Whether an article read again is exactly what the index holds for its id."""
+        return _same_article(article, stored)
+
+    def _replace_changed(self, w, relative: str, articles: list,
+                         report: IndexReport) -> list:
         """Delete the file's articles that changed or went; return those to (re-)add.
 
         A record-level edit in a file of many records (a JSON Lines dump, a feed, a Reuters
@@ -295,7 +318,7 @@ class Indexer:
             stored = committed.pop(article.id, None)
             if stored is None:
                 report.added += 1
-            elif _same_article(article, stored):
+            elif self.same_as_committed(article, stored):
                 report.unchanged += 1
                 continue
             else:
@@ -360,21 +383,6 @@ class Indexer:
                 w.cancel()
             raise
         self.restamp.clear()
-
-    @staticmethod
-    def _read(source: SourceFile, format_name: str) -> tuple[list[Article], IngestError | None]:
-        """All the articles a file yields, and the error that stopped it, if any."""
-        articles: list[Article] = []
-        try:
-            for article in read_articles(source, format_name):
-                articles.append(enrich(article))
-        except IngestError as exc:
-            return articles, exc
-        except Exception as exc:  # a reader bug must not abort the run: report it
-            return articles, IngestError(source.relative, f"reader failed: {exc!r}")
-        if not articles:
-            return articles, IngestError(source.relative, "no articles found")
-        return articles, None
 
     # -- deletions and commits ------------------------------------------------------------
 

@@ -8,6 +8,7 @@ levers     the leave-one-collection-out selection alone, against the last releva
 index      indexing: full build, unchanged re-run, +1%/~1% re-run; vs FTS5
 queries    p50/p95 latency of top-10 searches with highlights; vs FTS5
 site       the whole static site's build time vs Pagefind on the same pages; a day's update (+1% new, ~1% edited)
+distributed  the build in-process vs a LocalCluster of 1 and 2 Dask workers; Amdahl to 10M
 scale      generate the 100k+ article scale set (JSONL) from BBC + Reuters paragraphs
 ingest     per-layout reader accuracy on real third-party files (tests/data/ingest)
 examples   ten news queries' top 5 on BBC and Reuters, through archive search
@@ -158,6 +159,20 @@ def cmd_site(args: argparse.Namespace) -> dict:
     return {"rows": rows, "updates": updates}
 
 
+def cmd_distributed(args: argparse.Namespace) -> dict:
+    from bench import distributed
+    corpora = corpus_list(args) if args.corpus or args.with_scale else []
+    if not args.corpus:
+        corpora.insert(0, ("reuters", args.corpora / "reuters21578"))
+        corpora = [c for c in corpora if c[0] != "bbc"]
+    rows, projections = distributed.run(corpora, args.data / "distributed")
+    print(table(rows, distributed.COLUMNS))
+    print(f"Projected build of {distributed.PROJECT_ARTICLES:,} articles (Amdahl, from the "
+          "one-worker run's serial and parallel seconds per article):")
+    print(table(projections, distributed.PROJECTION_COLUMNS))
+    return {"rows": rows, "projections": projections}
+
+
 def cmd_scale(args: argparse.Namespace) -> dict:
     from bench import scale
     summary = scale.generate(args.corpora, args.data / "scale" / "articles", args.n, args.seed,
@@ -228,6 +243,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--update-only", action="store_true",
                    help="only the daily update (no whole-site build against Pagefind)")
     p.set_defaults(with_scale=False)
+    p = sub.add_parser("distributed",
+                       help="the build in-process vs a LocalCluster of 1 and 2 Dask workers")
+    p.add_argument("--corpus", action="append", metavar="NAME=PATH",
+                   help="a corpus folder (repeatable; default: reuters)")
+    p.add_argument("--with-scale", action="store_true",
+                   help="also the generated scale set (python -m bench scale)")
     p = sub.add_parser("scale", help="generate the scale set")
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--seed", type=int, default=5)

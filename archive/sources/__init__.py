@@ -35,11 +35,13 @@ class IngestError(Exception):
         self.path = str(path)
         self.reason = reason
         self.line = line
-        super().__init__(str(self))
+        # the constructor's arguments, so it pickles (a Dask worker's problem reaches the client)
+        super().__init__(self.path, reason, line)
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
         return f"{where}: {self.reason}"
+
 
 
 class NotAnArticleFile(IngestError):

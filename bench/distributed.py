@@ -1,0 +1,102 @@
+"""``python -m bench distributed``: the build in-process against a LocalCluster of 1 and 2
+Dask workers, on one corpus after another, in one run.
+
+Per run: wall time of the build (the cluster is started, and its workers have imported the
+archive, before the clock starts: a long-lived cluster pays that once), speed-up over the
+in-process build, and the client's serial share (its own time applying batches, clustering,
+moving segments and committing, over the wall time). The runs must agree on what they built
+(articles, clusters); tests/test_distributed.py compares the indexes field by field.
+
+From the one-worker run it projects a build of ``PROJECT_ARTICLES`` on 1, 8 and 32 workers by
+Amdahl's law: the client's serial seconds per article stay, the rest divides by the workers.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+PROJECT_ARTICLES = 10_000_000
+PROJECT_WORKERS = (1, 8, 32)
+
+COLUMNS = [("corpus", "corpus", ""), ("mode", "mode", ""), ("articles", "articles", ",d"),
+           ("seconds", "wall s", ".1f"), ("speedup", "speed-up", ".2f"),
+           ("serial_seconds", "client serial s", ".1f"), ("serial_share", "serial share", ".0%"),
+           ("articles_per_second", "articles/s", ",.0f")]
+PROJECTION_COLUMNS = [("corpus", "corpus", ""), ("workers", "workers", "d"),
+                      ("hours", "projected hours", ".1f"), ("speedup", "speed-up", ".1f"),
+                      ("serial_share", "serial share", ".0%")]
+
+
+def _warm(client: Any) -> None:
+    """Import the archive's readers and gazetteer on every worker before timing."""
+    def load() -> bool:
+        from archive.article import Article
+        from archive.enrich import enrich
+        from archive.sources import reader_for
+        for name in ("text", "reuters", "records"):
+            reader_for(name)
+        enrich(Article(id="warm", title="Syrian army", body="BEIRUT - The army in Lebanon.",
+                        path="warm.txt"))
+        return True
+    client.run(load)
+
+
+def build(corpus: Path, folder: Path, workers: int | None) -> dict[str, Any]:
+    """One timed build of ``corpus`` into a fresh ``folder``."""
+    from archive.indexer import Indexer
+    shutil.rmtree(folder, ignore_errors=True)
+    if not workers:
+        started = time.perf_counter()
+        report = Indexer(folder, procs=1).run([corpus])
+        seconds = time.perf_counter() - started
+        serial = seconds
+    else:
+        from archive.distributed import DistributedIndexer, connect
+        with connect(workers=workers) as client:
+            _warm(client)
+            started = time.perf_counter()
+            indexer = DistributedIndexer(folder, client)
+            report = indexer.run([corpus])
+            seconds = time.perf_counter() - started
+            serial = indexer.serial_seconds
+    return {"mode": f"{workers} worker{'s' if workers != 1 else ''}" if workers
+            else "in-process", "workers": workers or 0, "articles": report.added,
+            "clusters": report.clusters, "seconds": round(seconds, 2),
+            "serial_seconds": round(serial, 2), "serial_share": serial / seconds,
+            "articles_per_second": report.added / seconds}
+
+
+def run(corpora: list[tuple[str, Path]], work: Path) -> tuple[list[dict], list[dict]]:
+    rows: list[dict[str, Any]] = []
+    projections: list[dict[str, Any]] = []
+    for name, corpus in corpora:
+        runs = [build(corpus, work / f"{name}-{w}", w) for w in (None, 1, 2)]
+        base = runs[0]["seconds"]
+        for row in runs:
+            row.update(corpus=name, speedup=base / row["seconds"])
+            if (row["articles"], row["clusters"]) != (runs[0]["articles"], runs[0]["clusters"]):
+                raise SystemExit(f"{name}: {row['mode']} built {row['articles']} articles in "
+                                 f"{row['clusters']} clusters, in-process "
+                                 f"{runs[0]['articles']} in {runs[0]['clusters']}")
+        rows.extend(runs)
+        projections.extend(project(name, runs[1]))
+        shutil.rmtree(work, ignore_errors=True)
+    return rows, projections
+
+
+def project(name: str, one: dict[str, Any]) -> list[dict[str, Any]]:
+    """Amdahl from the one-worker run: serial seconds per article, parallel seconds per
+    article (the rest of the wall time), scaled to PROJECT_ARTICLES."""
+    serial = one["serial_seconds"] / one["articles"]
+    parallel = max(0.0, one["seconds"] - one["serial_seconds"]) / one["articles"]
+    single = PROJECT_ARTICLES * (serial + parallel)
+    out = []
+    for workers in PROJECT_WORKERS:
+        seconds = PROJECT_ARTICLES * (serial + parallel / workers)
+        out.append({"corpus": name, "workers": workers, "hours": seconds / 3600,
+                    "speedup": single / seconds,
+                    "serial_share": PROJECT_ARTICLES * serial / seconds})
+    return out
