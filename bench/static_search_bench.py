@@ -45,6 +45,8 @@ is printed.
 
 from __future__ import annotations
 
+import importlib.util
+
 import argparse
 import gzip
 import json
@@ -563,9 +565,7 @@ def bench(name: str, index: Path, args: argparse.Namespace, work: Path) -> dict:
 
 
 def browser_available() -> bool:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("playwright") is None:
         return False
     return CHROMIUM.exists()
 

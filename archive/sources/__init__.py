@@ -43,7 +43,6 @@ class IngestError(Exception):
         return f"{where}: {self.reason}"
 
 
-
 class NotAnArticleFile(IngestError):
     """A file a reader recognises as something beside the articles (a manifest, a data
     table): passed over and named in the summary under ``rule``, never skipped as broken."""
