@@ -134,10 +134,19 @@ def client() -> Any:
 @pytest.fixture(scope="module", autouse=True)
 def no_dask_thread_left() -> Any:
     """After this module, stop the thread a Dask client leaves in this process (its offload
-    executor): later tests fork, which the archive only does while one thread runs."""
+    executor): later tests fork, which the archive only does while one thread runs. And end
+    the child processes the clusters leave (multiprocessing's resource tracker): later tests
+    check that a helper process was reaped by asking for any child left."""
     yield
     import distributed.utils
+    import psutil
     distributed.utils._offload_executor.shutdown(wait=True)
+    for child in psutil.Process().children():
+        child.terminate()
+    gone, alive = psutil.wait_procs(psutil.Process().children(), timeout=10)
+    for child in alive:
+        child.kill()
+    psutil.wait_procs(alive, timeout=10)
 
 
 @pytest.fixture(scope="module")
