@@ -11,6 +11,7 @@ interrupted run keeps what it committed and the next run carries on from there.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -232,16 +233,26 @@ class Indexer:
     def _index_file(self, w, source: SourceFile, manifest: dict[str, store.FileState],
                     pending: _Pending, report: IndexReport) -> None:
         old = self.manifest_entry(source.relative, manifest)
+        info = self.stat_if_changed(source, old, report)
+        if info is None:
+            return
+        found = examine(source, info.st_size, info.st_mtime_ns, old.sha256 if old else None)
+        self.take(w, found, old, pending, report)
+
+    @staticmethod
+    def stat_if_changed(source: SourceFile, old: store.FileState | None,
+                        report: IndexReport) -> os.stat_result | None:
+        """The file's stat when it must be read; None, counted in ``report``, when it cannot
+        be stat'ed (skipped) or its size and mtime are the manifest's (unchanged)."""
         try:
             info = source.path.stat()
         except OSError as exc:
             report.skipped.append(IngestError(source.relative, f"cannot read: {exc.strerror}"))
-            return
+            return None
         if old and old.size == info.st_size and old.mtime_ns == info.st_mtime_ns:
             report.unchanged += old.articles
-            return
-        found = examine(source, info.st_size, info.st_mtime_ns, old.sha256 if old else None)
-        self.take(w, found, old, pending, report)
+            return None
+        return info
 
     def manifest_entry(self, relative: str, manifest: dict[str, store.FileState]) \
             -> store.FileState | None:

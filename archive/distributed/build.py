@@ -89,11 +89,6 @@ class DistributedIndexer(Indexer):
     def index_sources(self, w, sources: list[SourceFile], manifest: dict[str, store.FileState],  # noqa: ANN001, ANN201
                       pending: Any, report: IndexReport, progress: Progress | None):
         staging, token = self._open_staging()
-        return self._index_batches(w, sources, manifest, pending, report, progress,
-                                   staging, token)
-
-    def _index_batches(self, w, sources, manifest, pending, report, progress,  # noqa: ANN001, ANN202
-                       staging: str | None, token: str):
         planned = self._plan(sources, manifest, report, progress)
         batches = self._batches(planned)
         self.batches_total = len(batches)
@@ -120,7 +115,7 @@ class DistributedIndexer(Indexer):
                     for p, _ in batch]
             began = time.perf_counter()
             self._to_write = []
-            for result, (_, source) in zip(found, batch):
+            for result in found:
                 self.articles_read += len(result.articles)
                 self.take(w, result, self.manifest_entry(result.relative, manifest),
                           pending, report)
@@ -146,16 +141,8 @@ class DistributedIndexer(Indexer):
         planned = []
         for source in sources:
             old = self.manifest_entry(source.relative, manifest)
-            try:
-                info = source.path.stat()
-            except OSError as exc:
-                report.skipped.append(IngestError(source.relative,
-                                                  f"cannot read: {exc.strerror}"))
-                info = None
-            if info is None or (old and old.size == info.st_size
-                                and old.mtime_ns == info.st_mtime_ns):
-                if info is not None:
-                    report.unchanged += old.articles
+            info = self.stat_if_changed(source, old, report)
+            if info is None:
                 if progress:
                     progress(source)
                 continue
