@@ -101,23 +101,14 @@ def split_front_matter(text: str, source: SourceFile) -> tuple[dict[str, Any], s
     """(metadata, rest) of a file; YAML between ``---`` lines or TOML between ``+++`` lines
     (Hugo's and Zola's blogs); unreadable metadata is a warning and the file stays text."""
     text = text.lstrip("\ufeff")
-    match = _FRONT_MATTER.match(text)
-    toml_match = None if match else _TOML_FRONT_MATTER.match(text)
-    if toml_match:
-        meta = _toml(toml_match.group(1) or "", source)
-        if meta is None:
-            return {}, text
-        match = toml_match
-    elif not match:
-        return {}, text
+    if match := _FRONT_MATTER.match(text):
+        meta = _yaml(match.group(1) or "", source)
+    elif match := _TOML_FRONT_MATTER.match(text):
+        meta = _toml(match.group(1) or "", source)
     else:
-        try:
-            meta = yaml.safe_load(match.group(1) or "")
-        except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
-            line = getattr(getattr(exc, "problem_mark", None), "line", None)
-            source.warn(f"front matter is not valid YAML ({type(exc).__name__}); read as text",
-                        line + 2 if line is not None else None)
-            return {}, text
+        return {}, text
+    if meta is _UNREADABLE:
+        return {}, text
     if meta is None:
         return {}, text[match.end():]
     if not isinstance(meta, dict):
@@ -129,8 +120,24 @@ def split_front_matter(text: str, source: SourceFile) -> tuple[dict[str, Any], s
     return meta, text[match.end():]
 
 
-def _toml(block: str, source: SourceFile) -> dict[str, Any] | None:
-    """TOML front matter as a mapping; None (with a warning) when it cannot be read."""
+#: what a front-matter reader returns, after its warning, for metadata it cannot read (YAML
+#: reads an empty block as None, which is not a failure)
+_UNREADABLE = object()
+
+
+def _yaml(block: str, source: SourceFile) -> Any:
+    """YAML front matter as loaded; _UNREADABLE (with a warning) when it cannot be read."""
+    try:
+        return yaml.safe_load(block)
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        source.warn(f"front matter is not valid YAML ({type(exc).__name__}); read as text",
+                    line + 2 if line is not None else None)
+        return _UNREADABLE
+
+
+def _toml(block: str, source: SourceFile) -> Any:
+    """TOML front matter as a mapping; _UNREADABLE (with a warning) when it cannot be read."""
     try:
         import tomllib  # Python 3.11+
     except ImportError:  # pragma: no cover - Python 3.10
@@ -138,12 +145,12 @@ def _toml(block: str, source: SourceFile) -> dict[str, Any] | None:
             import tomli as tomllib  # type: ignore[no-redef]
         except ImportError:
             source.warn("TOML front matter needs Python 3.11 (or tomli); read as text", 1)
-            return None
+            return _UNREADABLE
     try:
         return tomllib.loads(block)
     except (tomllib.TOMLDecodeError, ValueError, TypeError, RecursionError) as exc:
         source.warn(f"front matter is not valid TOML ({exc}); read as text", 1)
-        return None
+        return _UNREADABLE
 
 
 _NAME_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-")
