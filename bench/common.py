@@ -66,6 +66,11 @@ def save(name: str, payload: dict[str, Any], results: Path | None = None) -> Pat
     return stamped
 
 
+def archive_command(*args: str) -> list[str]:
+    """The ``archive`` command as this Python runs it, for a whole-process measurement."""
+    return [sys.executable, "-m", "archive.cli", *args]
+
+
 def run_worker(task: str, **args: Any) -> dict[str, Any]:
     """Run ``bench.worker`` TASK in a fresh Python process; its JSON result plus its peak RSS.
 

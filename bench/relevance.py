@@ -24,7 +24,6 @@ import os
 import re
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import Any
 
 from archive.evaluate import EvalReport, evaluate, read_qrels, read_queries
 from bench import testcollections
-from bench.common import REPO
+from bench.common import REPO, archive_command
 
 Ranker = Callable[[str], Sequence[str]]
 
@@ -53,7 +52,7 @@ def archive_cli(*args: str, ok: tuple[int, ...] = (0,)) -> str:
         if result.exit_code not in ok:
             raise RuntimeError(f"archive {args[0]} failed: {result.output[-2000:]}")
         return result.stdout
-    done = subprocess.run([sys.executable, "-m", "archive.cli", *args],
+    done = subprocess.run(archive_command(*args),
                           capture_output=True, text=True, cwd=REPO)
     if done.returncode not in ok:
         raise RuntimeError(f"archive {args[0]} failed: {done.stderr[-2000:]}")

@@ -10,19 +10,15 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from bench.common import archive_command
 from bench.static_search_bench import measured, pagefind_binary
 
 COLUMNS = [("corpus", "corpus", ""), ("system", "system", ""), ("pages", "HTML pages", ",d"),
            ("files", "files", ",d"), ("seconds", "wall s", ".1f"), ("cpu", "CPU s", ".1f"),
            ("rss", "peak RSS MB", ",.0f"), ("ratio", "x Pagefind", ".2f")]
-
-
-def _archive(*args: str) -> list[str]:
-    return [sys.executable, "-m", "archive.cli", *args]
 
 
 def run(corpora: list[tuple[str, Path]], work: Path, timeout: float = 3600) -> list[dict[str, Any]]:
@@ -33,9 +29,9 @@ def run(corpora: list[tuple[str, Path]], work: Path, timeout: float = 3600) -> l
         shutil.rmtree(base, ignore_errors=True)
         base.mkdir(parents=True)
         index, site = base / "index", base / "site"
-        subprocess.run(_archive("index", str(path), "--index", str(index)), check=True,
+        subprocess.run(archive_command("index", str(path), "--index", str(index)), check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        build = measured(_archive("site", "--index", str(index), "--out", str(site)), timeout,
+        build = measured(archive_command("site", "--index", str(index), "--out", str(site)), timeout,
                          base / "site.log")
         pages = sum(1 for _ in site.rglob("*.html"))
         files = sum(1 for p in site.rglob("*") if p.is_file())

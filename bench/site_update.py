@@ -16,11 +16,11 @@ import json
 import random
 import shutil
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from bench.common import archive_command
 from bench.static_search_bench import measured
 
 COLUMNS = [("corpus", "corpus", ""), ("articles", "articles", ",d"), ("added", "added", ",d"),
@@ -35,10 +35,6 @@ COLUMNS = [("corpus", "corpus", ""), ("articles", "articles", ",d"), ("added", "
 SHARE = 0.01          # 1% new, 1% edited
 FILES = 20            # the base articles are spread over this many JSONL files
 BUNDLE = "search/"    # where the search bundle's files live (client scripts under assets/)
-
-
-def _archive(*args: str) -> list[str]:
-    return [sys.executable, "-m", "archive.cli", *args]
 
 
 def _quiet(cmd: list[str]) -> None:
@@ -91,24 +87,24 @@ def run(corpora: list[tuple[str, Path]], work: Path, timeout: float = 3600) -> l
         shutil.rmtree(base_dir, ignore_errors=True)
         base_dir.mkdir(parents=True)
         whole, dump = base_dir / "whole-index", base_dir / "all.jsonl"
-        _quiet(_archive("index", str(path), "--index", str(whole)))
-        _quiet(_archive("export", "--index", str(whole), "--output", str(dump)))
+        _quiet(archive_command("index", str(path), "--index", str(whole)))
+        _quiet(archive_command("export", "--index", str(whole), "--output", str(dump)))
         records = [json.loads(line) for line in dump.read_text("utf-8").splitlines() if line]
         base, day, edited = split(records)
         articles, index = base_dir / "articles", base_dir / "index"
         site, fresh = base_dir / "site", base_dir / "fresh"
         _write(articles, base, set())
-        _quiet(_archive("index", str(articles), "--index", str(index)))
-        full = measured(_archive("site", "--index", str(index), "--out", str(site)), timeout,
+        _quiet(archive_command("index", str(articles), "--index", str(index)))
+        full = measured(archive_command("site", "--index", str(index), "--out", str(site)), timeout,
                         base_dir / "full.log")
         _write(articles, base, edited)
         (articles / "day.jsonl").write_text(
             "".join(json.dumps(_record(r), ensure_ascii=False) + "\n" for r in day), "utf-8")
-        _quiet(_archive("index", str(articles), "--index", str(index)))
+        _quiet(archive_command("index", str(articles), "--index", str(index)))
         changes = base_dir / "changes.txt"
-        update = measured(_archive("site", "--index", str(index), "--out", str(site),
+        update = measured(archive_command("site", "--index", str(index), "--out", str(site),
                                    "--changes", str(changes)), timeout, base_dir / "update.log")
-        _quiet(_archive("site", "--index", str(index), "--out", str(fresh)))
+        _quiet(archive_command("site", "--index", str(index), "--out", str(fresh)))
         sizes, fresh_sizes = _files(site), _files(fresh)
         lines = changes.read_text("utf-8").splitlines()
         written = [line[2:] for line in lines if line[0] in "AM"]
