@@ -162,9 +162,9 @@ def cmd_site(args: argparse.Namespace) -> dict:
 def cmd_distributed(args: argparse.Namespace) -> dict:
     from bench import distributed
     corpora = corpus_list(args) if args.corpus or args.with_scale else []
-    if not args.corpus:
-        corpora.insert(0, ("reuters", args.corpora / "reuters21578"))
-        corpora = [c for c in corpora if c[0] != "bbc"]
+    if not args.corpus:   # the default is Reuters alone (corpus_list's default adds BBC too)
+        corpora = [("reuters", args.corpora / "reuters21578")] + \
+            [c for c in corpora if c[0] not in ("bbc", "reuters")]
     rows, projections = distributed.run(corpora, args.data / "distributed")
     print(table(rows, distributed.COLUMNS))
     print(f"Projected build of {distributed.PROJECT_ARTICLES:,} articles (Amdahl, from the "
