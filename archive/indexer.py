@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from archive import store
+from archive import columns, store
 from archive.article import Article
 from archive.enrich.duplicates import DuplicateFinder
 from archive.reading import Examined, examine
@@ -123,6 +123,8 @@ class Indexer:
         with store.IndexLock(self.folder, self.lock_timeout) as lock:
             self._lock = lock
             self._update(paths, sources, rebuild, progress, report)
+            # the columnar sidecars of the segments this run left (archive.columns.sync)
+            columns.sync_columns(self.folder, store.open_index(self.folder))
         return report
 
     def _update(self, paths: Sequence[str | Path], sources: list[SourceFile], rebuild: bool,

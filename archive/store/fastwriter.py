@@ -374,3 +374,33 @@ def field_postings(leaf: Any, fieldname: str) -> Iterator[tuple[bytes, Any, Any,
                 matcher.next()
         yield (word, info, np.asarray(ids, dtype=np.int64),
                np.asarray(weights, dtype=np.float64))
+
+
+def field_length_bytes(leaf: Any, fieldname: str) -> Any:
+    """Every document's length byte in ``fieldname`` of one segment, as a numpy uint8 array
+    (Whoosh keeps a field's length per document as one byte, decoded by ``byte_to_length``);
+    None when the field keeps no lengths. The columnar sidecar keeps these bytes and decodes
+    them as Whoosh's scorer does, so its scores are Whoosh's."""
+    import numpy as np
+
+    perdoc = getattr(leaf, "_perdoc", None)
+    count = leaf.doc_count_all()
+    if isinstance(perdoc, W3PerDocReader):
+        reader = perdoc._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
+        if reader is None:
+            return None
+        return np.fromiter((reader[d] for d in range(count)), dtype=np.uint8, count=count)
+    if not leaf.schema[fieldname].scorable:
+        return None
+    # another codec: Whoosh's public per-document lookup, encoded back to its byte
+    from whoosh.util.numeric import length_to_byte
+    return np.fromiter((length_to_byte(leaf.doc_field_length(d, fieldname, 0) or 0)
+                        for d in range(count)), dtype=np.uint8, count=count)
+
+
+def length_table() -> Any:
+    """byte -> the field length Whoosh's scorer reads for it (as a float64 numpy array);
+    byte 0 reads as 1, the default the scorer asks for (no scored posting has it)."""
+    import numpy as np
+
+    return np.array([1.0] + [float(byte_to_length(b)) for b in range(1, 256)])
