@@ -244,6 +244,13 @@ class Archive:
             self._columns = opened if opened is not None else False
         return self._columns or None
 
+    def search_path(self, text: str = "", *, filters: Filters | None = None) -> str:
+        """Which path ``search`` takes for this query: "columns" or "whoosh" (the fallback
+        for forms the columns do not answer, ``columns.FALLBACK_FORMS``, or missing
+        sidecars). Results are the same either way; this says where the time goes."""
+        text = query.valid_unicode(text)
+        return "columns" if self._column_results(text, "relevance", filters) else "whoosh"
+
     def _column_results(self, text: str, sort: str,
                         filters: Filters | None) -> _ColumnAnswer | None:
         """``_results`` on the columns; None when they cannot answer (Whoosh will)."""

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from whoosh import query as wq
 
-from archive import store
+from archive import query, store
 from archive.columns.sidecar import COLUMNS_DIR, FIELDS, Sidecar
 
 #: Query forms answered by Whoosh instead, with an example of each: positions (phrases,
@@ -271,7 +271,7 @@ class ColumnIndex:
             if kind is wq.Or and (q.minmatch or q.scale):
                 raise Unsupported("an OR with minmatch or scale")
             return self._compound(q)
-        if kind is wq.AndNot:
+        if kind is wq.AndNot or kind is query.Exclusion:
             if q.boost != 1.0:
                 raise Unsupported("a boosted AND NOT")
             positive, negative = self._eval(q.a), self._unmatched(q.b)
