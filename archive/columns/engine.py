@@ -88,6 +88,7 @@ class ColumnIndex:
         self.doc_count = self.reader.doc_count_all()
         self._live: np.ndarray | None = None
         self._orders: dict[str, np.ndarray] = {}
+        self._columns: dict[str, np.ndarray] = {}
         self._clusters: np.ndarray | None = None
         self._lengths: dict[str, np.ndarray] = {}
         self._table = store.length_table()
@@ -112,10 +113,13 @@ class ColumnIndex:
     # -- per-document columns ------------------------------------------------------------------
 
     def _concat(self, name: str, dtype: Any) -> np.ndarray:
-        out = np.zeros(self.doc_count, dtype=dtype)
-        for sidecar, offset in self.sidecars:
-            out[offset:offset + sidecar.doc_count] = sidecar.column(name)
-        return out
+        """A per-document column over every segment, read once per open index."""
+        if name not in self._columns:
+            out = np.zeros(self.doc_count, dtype=dtype)
+            for sidecar, offset in self.sidecars:
+                out[offset:offset + sidecar.doc_count] = sidecar.column(name)
+            self._columns[name] = out
+        return self._columns[name]
 
     @property
     def live(self) -> np.ndarray:
@@ -149,7 +153,7 @@ class ColumnIndex:
         if sort not in self._orders:
             dated = self._concat("dated", np.int8)
             date = self._concat("date", np.uint64)
-            if sort == "newest":
+            if sort == "newest":  # a new array: the cached column stays as read
                 date = np.iinfo(np.uint64).max - date
             ranked = np.lexsort((np.arange(self.doc_count), date, -dated.astype(np.int16)))
             position = np.empty(self.doc_count, dtype=np.int64)
@@ -253,7 +257,7 @@ class ColumnIndex:
             end = None if q.end is None else field.prepare_number(q.end)
         else:
             values = self._concat("dated", np.int8).astype(np.uint64)
-            present = np.ones(self.doc_count, dtype=bool)
+            present = values >= 0
             start, end = q.start, q.end
         mask = present.copy()
         if start is not None:
