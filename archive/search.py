@@ -298,10 +298,11 @@ class Archive:
             self._with_copies(self._hit(whoosh_searching.Hit(results, docnum, n, score),
                                         n + 1, answer.sort, snippet_chars))
             for n, (score, docnum) in enumerate(entries, start))
-        matched = ranked.found.docs.tolist() if facets else []
+        counts = {name: ranked.columns.facet_counts(name, ranked.found.docs)
+                  for name in FACET_FIELDS} if facets else {}
         return ResultsPage(
             query=answer.text, total=total, page=page, page_size=page_size, sort=answer.sort,
-            hits=hits, facets=self._facets(matched) if facets else {},
+            hits=hits, facets=self._facet_page(counts) if facets else {},
             suggestion=answer.suggestion, relaxed=answer.relaxed)
 
     def _one_per_story(self, ranked: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
@@ -359,13 +360,21 @@ class Archive:
         Whoosh's own grouping rebuilds a docnum -> values table for each query; the table is
         built once per open Archive here, so a site build or a server pays for it once.
         """
-        out: dict[str, tuple[FacetCount, ...]] = {}
+        by_name: dict[str, dict[str, int]] = {}
         for name in FACET_FIELDS:
             values = self._tables.facet_table(name)
             counts: dict[str, int] = {}
+            by_name[name] = counts
             for docnum in matched:
                 for key in values.get(docnum, ()):
                     counts[key] = counts.get(key, 0) + 1
+        return self._facet_page(by_name)
+
+    def _facet_page(self, by_name: dict[str, dict[str, int]]
+                    ) -> dict[str, tuple[FacetCount, ...]]:
+        """Facet counts as a page shows them: most common first, then by term."""
+        out: dict[str, tuple[FacetCount, ...]] = {}
+        for name, counts in by_name.items():
             ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
             out[name] = tuple(FacetCount(self._tables.display(name, key), key, count)
                               for key, count in ranked)

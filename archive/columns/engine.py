@@ -89,6 +89,7 @@ class ColumnIndex:
         self._live: np.ndarray | None = None
         self._orders: dict[str, np.ndarray] = {}
         self._columns: dict[str, np.ndarray] = {}
+        self._facets: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = {}
         self._clusters: np.ndarray | None = None
         self._lengths: dict[str, np.ndarray] = {}
         self._table = store.length_table()
@@ -170,6 +171,35 @@ class ColumnIndex:
                     out[offset:offset + sidecar.doc_count] = self._table[columns.lengths]
             self._lengths[fieldname] = out
         return self._lengths[fieldname]
+
+    def _facet_postings(self, fieldname: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """Every posting of a facet field over all segments: its words, and for each
+        posting the document (global number) and the word's number."""
+        if fieldname not in self._facets:
+            numbers: dict[bytes, int] = {}
+            docs: list[np.ndarray] = []
+            words: list[np.ndarray] = []
+            for sidecar, offset in self.sidecars:
+                columns = sidecar.field(fieldname)
+                if columns is None or not len(columns.words):
+                    continue
+                mapping = np.array([numbers.setdefault(columns.words[i], len(numbers))
+                                    for i in range(len(columns.words))], dtype=np.int64)
+                docs.append(columns.docs.astype(np.int64) + offset)
+                words.append(np.repeat(mapping, np.diff(columns.starts)))
+            names = [word.decode("utf-8") for word in numbers]
+            self._facets[fieldname] = (
+                names, np.concatenate(docs) if docs else np.zeros(0, dtype=np.int64),
+                np.concatenate(words) if words else np.zeros(0, dtype=np.int64))
+        return self._facets[fieldname]
+
+    def facet_counts(self, fieldname: str, docs: np.ndarray) -> dict[str, int]:
+        """How many of ``docs`` (live documents) hold each word of a facet field."""
+        names, posting_docs, posting_words = self._facet_postings(fieldname)
+        chosen = np.zeros(self.doc_count, dtype=bool)
+        chosen[docs] = True
+        counts = np.bincount(posting_words[chosen[posting_docs]], minlength=len(names))
+        return {names[i]: int(counts[i]) for i in np.flatnonzero(counts)}
 
     # -- evaluation -----------------------------------------------------------------------------
 
