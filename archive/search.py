@@ -179,8 +179,11 @@ class Archive:
         text = query.valid_unicode(text)
         answer = self._column_results(text, sort, filters)
         if answer is not None:
-            return self._column_page(answer, page, page_size, all_copies, facets,
-                                     snippet_chars)
+            try:
+                return self._column_page(answer, page, page_size, all_copies, facets,
+                                         snippet_chars)
+            except OSError:  # as in _column_results: the sidecars went, Whoosh answers
+                self._columns = False
         results, suggestion, relaxed = self._results(text, sort, filters)
         results.fragmenter = highlight.ContextFragmenter(maxchars=snippet_chars, surround=60)
         results.formatter = _SegmentFormatter()
@@ -272,6 +275,9 @@ class Archive:
                                                          found.docs)
                     relaxed, ran = bool(len(found.docs)), any_word
         except columns.Unsupported:
+            return None
+        except OSError:  # a later run's sync removed this searcher's sidecars: use Whoosh
+            self._columns = False
             return None
         return _ColumnAnswer(found_in.rank(found, sort, missing), ran, suggestion, relaxed,
                              sort, text)

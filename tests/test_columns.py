@@ -361,3 +361,13 @@ def test_an_excluded_word_excludes_a_segments_first_match_on_both_paths(generate
     for archive in (on_columns, on_whoosh):
         listed = set(archive.matching("oil -prices", all_copies=True).docnums)
         assert listed and not listed & with_price
+
+
+def test_an_open_archive_whose_sidecars_a_later_run_removed_uses_whoosh(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    _index(index, write_generated(tmp_path / "news", 40, seed=13))
+    with Archive(index) as archive, Archive(index, use_columns=False) as on_whoosh:
+        assert archive.column_index() is not None   # opened, no field read yet
+        shutil.rmtree(index / columns.COLUMNS_DIR)  # as a later run's sync after a merge
+        assert archive.search("oil").hits == on_whoosh.search("oil").hits
+        assert archive.search_path("oil") == "whoosh"
