@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from archive import columns, store
@@ -106,7 +107,9 @@ class Indexer:
 
     def _writer(self, ix):  # noqa: ANN001, ANN202
         return store.open_writer(ix, self.folder, self.lock_timeout, procs=self.procs,
-                                 split_min=self.split_min, lock=self._lock)
+                                 split_min=self.split_min, lock=self._lock,
+                                 tap=partial(columns.PostingsTap,
+                                             self.folder / columns.COLUMNS_DIR))
 
     def run(self, paths: Sequence[str | Path], *, rebuild: bool = False,
             progress: Progress | None = None,

@@ -371,3 +371,40 @@ def test_an_open_archive_whose_sidecars_a_later_run_removed_uses_whoosh(tmp_path
         shutil.rmtree(index / columns.COLUMNS_DIR)  # as a later run's sync after a merge
         assert archive.search("oil").hits == on_whoosh.search("oil").hits
         assert archive.search_path("oil") == "whoosh"
+
+
+@pytest.mark.parametrize("procs", [1, 2])
+def test_sidecars_tapped_from_the_writer_equal_ones_read_back(tmp_path: Path,
+                                                              procs: int) -> None:
+    """The writer's tap (``columns.PostingsTap``) writes each new segment's sidecar from the
+    postings it writes; every array equals the one read back from the finished segment."""
+    import numpy as np
+
+    from archive import store
+
+    from functools import partial
+
+    source = tmp_path / "source"
+    _index(source, write_generated(tmp_path / "news", 90, seed=21))
+    index = tmp_path / "index"
+    ix = store.create_index(index)
+    writer = store.open_writer(ix, index, procs=procs, split_min=10,
+                               tap=partial(columns.PostingsTap, index / columns.COLUMNS_DIR))
+    store.add_articles(writer, store.iter_articles(store.open_index(source)))
+    writer.commit()  # no sync: any sidecar there is the tap's
+    tapped = index / columns.COLUMNS_DIR
+    again = tmp_path / "read-back"
+    with store.open_index(index).reader() as reader:
+        leaves = [leaf for leaf, _ in reader.leaf_readers()]
+        assert len(leaves) == procs
+        for leaf in leaves:
+            columns.write_sidecar(again, leaf)
+    names = sorted(p.name for p in tapped.iterdir())
+    assert names == sorted(p.name for p in again.iterdir())
+    for name in names:
+        files = sorted(p.name for p in (tapped / name).iterdir())
+        assert files == sorted(p.name for p in (again / name).iterdir())
+        for file in files:
+            if file.endswith(".npy"):
+                ours, theirs = np.load(tapped / name / file), np.load(again / name / file)
+                assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), file

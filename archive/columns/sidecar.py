@@ -134,9 +134,16 @@ def _blob(words: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(words), dtype=np.uint8), ends
 
 
-def write_sidecar(columns_dir: Path, leaf: Any) -> Path:
+Terms = list[tuple[bytes, Any, Any]]  # (word, document numbers, weights), in word order
+
+
+def write_sidecar(columns_dir: Path, leaf: Any,
+                  postings: dict[str, Terms] | None = None) -> Path:
     """Write the sidecar of one segment (a Whoosh segment reader) under ``columns_dir``;
-    replaces any sidecar of the same segment. Returns its folder."""
+    replaces any sidecar of the same segment. Returns its folder.
+
+    ``postings`` are fields' postings as the writer wrote them (``PostingsTap``); a field
+    not given is read back from the segment."""
     segment_id = leaf.segment().segment_id()
     doc_count = leaf.doc_count_all()
     columns_dir.mkdir(parents=True, exist_ok=True)
@@ -144,7 +151,10 @@ def write_sidecar(columns_dir: Path, leaf: Any) -> Path:
     try:
         fields = [name for name in FIELDS if name in leaf.schema]
         for name in fields:
-            _write_field(temp, leaf, name)
+            given = (postings or {}).get(name)
+            _write_field(temp, leaf, name, given if given is not None else [
+                (word, docs, weights)
+                for word, _info, docs, weights in store.field_postings(leaf, name)])
         _write_columns(temp, leaf, doc_count)
         (temp / META).write_text(json.dumps({
             "version": VERSION, "segment": segment_id, "doc_count": doc_count,
@@ -159,20 +169,16 @@ def write_sidecar(columns_dir: Path, leaf: Any) -> Path:
         raise
 
 
-def _write_field(folder: Path, leaf: Any, name: str) -> None:
-    words: list[bytes] = []
-    docs: list[np.ndarray] = []
-    weights: list[np.ndarray] = []
-    for word, _info, numbers, term_weights in store.field_postings(leaf, name):
-        words.append(word)
-        docs.append(numbers)
-        weights.append(term_weights)
+def _write_field(folder: Path, leaf: Any, name: str, terms: Terms) -> None:
+    words = [word for word, _, _ in terms]
     blob, ends = _blob(words)
-    counts = np.array([len(d) for d in docs], dtype=np.int64)
+    counts = np.array([len(docs) for _, docs, _ in terms], dtype=np.int64)
     starts = np.zeros(len(words) + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
-    all_docs = np.concatenate(docs).astype(np.int32) if docs else np.zeros(0, np.int32)
-    all_weights = np.concatenate(weights) if weights else np.zeros(0)
+    all_docs = np.concatenate([np.asarray(docs, dtype=np.int32) for _, docs, _ in terms]) \
+        if terms else np.zeros(0, np.int32)
+    all_weights = np.concatenate([np.asarray(w, dtype=np.float64) for _, _, w in terms]) \
+        if terms else np.zeros(0)
     narrow = all_weights.astype(np.float32)
     if np.array_equal(narrow.astype(np.float64), all_weights):  # Whoosh's own block type
         all_weights = narrow
@@ -214,3 +220,34 @@ def _write_columns(folder: Path, leaf: Any, doc_count: int) -> None:
     np.save(folder / "cluster.npy", clusters)
     np.save(folder / "cluster_names.npy", blob)
     np.save(folder / "cluster_name_ends.npy", ends)
+
+
+class PostingsTap:
+    """A segment's postings for the sidecar, taken as the archive's writer writes them.
+
+    Reading a segment's postings back from Whoosh (its pickled, compressed blocks) cost
+    about a tenth of a build; the writer has every term's documents and weights in hand
+    as it writes them, so it hands them here (``store.ArchiveWriter(tap=...)``) and the
+    sidecar is written when the segment is whole. Weights are stored as Whoosh's blocks
+    store them (``_write_field`` keeps float32 only where that is exact), so the sidecar
+    equals one read back. A segment written without a tap (Whoosh's own merges, a Dask
+    worker's) gets its sidecar from ``sync_columns``.
+    """
+
+    fields = frozenset(FIELDS)
+
+    def __init__(self, columns_dir: Path):
+        self.columns_dir = columns_dir
+        self.terms: dict[str, Terms] = {}
+
+    def add(self, fieldname: str, word: bytes, docs: list[int], weights: list[float]) -> None:
+        self.terms.setdefault(fieldname, []).append(
+            (word, np.array(docs, dtype=np.int32),
+             np.array(weights, dtype=np.float32).astype(np.float64)))
+
+    def finish(self, leaf: Any) -> None:
+        """Write the sidecar of the segment just written (``leaf`` reads it)."""
+        terms, self.terms = self.terms, {}
+        for name in FIELDS:  # a field the segment has no term in: an empty list, not a read
+            terms.setdefault(name, [])
+        write_sidecar(self.columns_dir, leaf, terms)

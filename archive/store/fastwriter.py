@@ -24,6 +24,7 @@ from whoosh.codec.whoosh3 import (LENGTHS_COLUMN, W3Codec, W3FieldWriter, W3PerD
                                   _lenfield)
 from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, FileIndex
+from whoosh.reading import SegmentReader
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import IndexingError, PostingPool, SegmentWriter
 
@@ -74,16 +75,20 @@ class _LengthsReader(W3PerDocReader):
 
 
 def _write_postings(fw: W3FieldWriter, schema: fields.Schema, lengths: _LengthsReader,
-                    items: Iterable[tuple[str, bytes, int, Any, bytes | None]]) -> None:
+                    items: Iterable[tuple[str, bytes, int, Any, bytes | None]],
+                    tap: Any = None) -> None:
     """Whoosh's FieldWriter.add_postings for W3FieldWriter, a term at a time.
 
     Whoosh hands every posting to W3PostingsWriter.add_posting (four isinstance asserts, a
     length lookup through the column reader, block statistics updated per posting). Here a
     term's postings are gathered first and each block of ``blocklimit`` is set up whole,
     with the same statistics, before Whoosh's own ``_write_block``/``finish_term`` write it:
-    the bytes written are the same.
+    the bytes written are the same. ``tap`` (a ``columns.PostingsTap``), if given, is handed
+    each term of its fields as written.
     """
     from array import array
+
+    tapped = tap.fields if tap is not None else frozenset()
 
     lastfn: str | None = None
     lasttext: bytes | None = None
@@ -114,6 +119,8 @@ def _write_postings(fw: W3FieldWriter, schema: fields.Schema, lengths: _LengthsR
             if end < count:  # Whoosh writes a full block when the next posting arrives
                 pw._write_block()
         fw.finish_term()
+        if lastfn in tapped:
+            tap.add(lastfn, lasttext, docs, weights)
         docs.clear()
         weights.clear()
         values.clear()
@@ -155,8 +162,11 @@ class ArchiveWriter(SegmentWriter):
     ``lock=False`` takes no lock of Whoosh's own (the caller holds one, or is a forked
     segment writer whose parent does)."""
 
-    def __init__(self, ix: index.Index, *, lock: bool = True, **kwargs: Any):
+    def __init__(self, ix: index.Index, *, lock: bool = True, tap: Any = None,
+                 **kwargs: Any):
         super().__init__(ix, _lk=lock, **kwargs)
+        self.tap = tap  # a columns.PostingsTap: the segment's sidecar from its postings
+        self._tapped = False
         self._fast: dict[str, FastText | None] = {}
         for name in self.schema.names():
             self._fast[name] = FastText.for_field(self.schema[name])
@@ -174,7 +184,8 @@ class ArchiveWriter(SegmentWriter):
         postings = self.pool.iter_postings()
         if type(self.fieldwriter) is W3FieldWriter and \
                 (pdr is None or type(pdr) is _LengthsReader):
-            _write_postings(self.fieldwriter, self.schema, pdr, postings)
+            _write_postings(self.fieldwriter, self.schema, pdr, postings, self.tap)
+            self._tapped = self.tap is not None
         else:
             self.fieldwriter.add_postings(self.schema, pdr, postings)
         self.fieldwriter.close()
@@ -282,6 +293,17 @@ class ArchiveWriter(SegmentWriter):
             finalsegments.extend(more_segments())
         self._commit_toc(finalsegments)
         self._finish()
+
+    def _finalize_segment(self) -> Any:
+        """Whoosh's, then the tapped postings' sidecar, read against the whole segment."""
+        segment = super()._finalize_segment()
+        if self._tapped:
+            reader = SegmentReader(self.storage, self.schema, segment)
+            try:
+                self.tap.finish(reader)
+            finally:
+                reader.close()
+        return segment
 
     def finalize_segment(self) -> Any:
         """Write this writer's documents as a whole segment, but no TOC: a forked writer
