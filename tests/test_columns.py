@@ -408,3 +408,14 @@ def test_sidecars_tapped_from_the_writer_equal_ones_read_back(tmp_path: Path,
             if file.endswith(".npy"):
                 ours, theirs = np.load(tapped / name / file), np.load(again / name / file)
                 assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), file
+
+
+@pytest.mark.parametrize("sort", SORTS)
+def test_a_relaxed_query_ranks_on_the_columns_as_on_whoosh(generated, sort: str) -> None:  # noqa: ANN001
+    on_columns, on_whoosh = generated
+    text = "oil symphony xylophone"   # no article has all three: any word, most words first
+    assert on_columns.search_path(text) == "columns"
+    ours, theirs = on_columns.search(text, sort=sort), on_whoosh.search(text, sort=sort)
+    assert ours.relaxed and ours.total > 10
+    assert (ours.total, ours.hits, ours.suggestion) == (theirs.total, theirs.hits,
+                                                        theirs.suggestion)
