@@ -210,10 +210,13 @@ class Archive:
         answer = self._column_results(text, "relevance", filters)
         if answer is not None:
             found = answer.ranked
-            order = found.top(found.total) if all_copies else \
-                found.top_stories(found.story_count())
-            return Matches(query=text, docnums=tuple(d for _, d in found.entries(order)),
-                           suggestion=answer.suggestion, relaxed=answer.relaxed)
+            try:
+                order = found.top(found.total) if all_copies else \
+                    found.top_stories(found.story_count())
+                return Matches(query=text, docnums=tuple(d for _, d in found.entries(order)),
+                               suggestion=answer.suggestion, relaxed=answer.relaxed)
+            except OSError:  # as in search: the sidecars went, Whoosh answers
+                self._columns = False
         results, suggestion, relaxed = self._results(text, "relevance", filters)
         ranked = results.top_n if all_copies else self._one_per_story(results.top_n)
         return Matches(query=text, docnums=tuple(docnum for _, docnum in ranked),
@@ -293,7 +296,7 @@ class Archive:
             total, shown = ranked.story_count(), ranked.top_stories(start + page_size)[start:]
         entries = ranked.entries(shown)
         results = whoosh_searching.Results(self.searcher, answer.query, entries)
-        results.docterms = {d: ranked.columns.matched_terms(d) for _, d in entries}
+        results.docterms = {d: ranked.matched_terms(d) for _, d in entries}
         results.termdocs = {}
         for docnum, terms in results.docterms.items():
             for term in terms:

@@ -15,7 +15,7 @@ What the engine does not take raises ``Unsupported`` and the caller answers from
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +48,12 @@ class Unsupported(Exception):
 @dataclass
 class Match:
     """The documents a query matches (global document numbers, ascending; deleted ones
-    left out) and their scores."""
+    left out) and their scores; ``terms``: each of the query's terms (not under a NOT) and
+    the documents holding it, for the matched terms Whoosh's highlighter asks a hit for."""
 
     docs: np.ndarray
     scores: np.ndarray
+    terms: dict[tuple[str, bytes], np.ndarray] = field(default_factory=dict)
 
 
 _EMPTY = Match(np.zeros(0, dtype=np.int64), np.zeros(0))
@@ -93,7 +95,7 @@ class ColumnIndex:
         self._clusters: np.ndarray | None = None
         self._lengths: dict[str, np.ndarray] = {}
         self._table = store.length_table()
-        self.terms: dict[tuple[str, bytes], np.ndarray] = {}  # the last query's term docs
+        self.terms: dict[tuple[str, bytes], np.ndarray] = {}  # terms met while evaluating
 
     @classmethod
     def open(cls, folder: Path, searcher: Any) -> ColumnIndex | None:
@@ -340,15 +342,7 @@ class ColumnIndex:
         keep = self.live[found.docs]
         if filter_query is not None:  # a filter's words are not the query's matches
             keep &= _member(found.docs, self._unmatched(filter_query).docs)
-        if not keep.all():
-            found = Match(found.docs[keep], found.scores[keep])
-        return found
-
-    def matched_terms(self, docnum: int) -> list[tuple[str, bytes]]:
-        """The last query's terms (not under a NOT) held by ``docnum``: what Whoosh records
-        per hit for highlighting."""
-        return [term for term, docs in self.terms.items()
-                if len(docs) and _member(np.array([docnum]), docs)[0]]
+        return Match(found.docs[keep], found.scores[keep], dict(self.terms))
 
     def rank(self, found: Match, sort: str, missing: np.ndarray | None = None) -> Ranked:
         """``found`` in ``sort`` order; ``missing`` (a relaxed query's missing-word counts)
@@ -407,6 +401,12 @@ class Ranked:
             if len(at) >= k or want >= self.total:
                 return first[np.sort(at)[:k]]
             want *= 4
+
+    def matched_terms(self, docnum: int) -> list[tuple[str, bytes]]:
+        """The query's terms (not under a NOT) that ``docnum`` holds: what Whoosh records
+        per hit (``terms=True``) for its highlighter."""
+        return [term for term, docs in self.found.terms.items()
+                if len(docs) and _member(np.array([docnum]), docs)[0]]
 
     def entries(self, positions: np.ndarray) -> list[tuple[float, int]]:
         """(score, docnum) of the matches at ``positions``."""
