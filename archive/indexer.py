@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
-from archive import store
+from archive import columns, store
 from archive.article import Article
 from archive.enrich.duplicates import DuplicateFinder
 from archive.reading import Examined, examine
@@ -93,7 +94,7 @@ class Indexer:
 
     def __init__(self, folder: Path, *, lock_timeout: float = 10.0, commit_every: int = 5000,
                  options: ReaderOptions | None = None, procs: int | None = None,
-                 split_min: int = store.SPLIT_MIN_DOCS):
+                 split_min: int = store.SPLIT_MIN_DOCS, columns_from: str | None = "writer"):
         self.folder = folder
         self.lock_timeout = lock_timeout
         self.commit_every = commit_every
@@ -102,11 +103,20 @@ class Indexer:
         #: that many segments at once (store.SplitWriter); 1 writes everything here
         self.procs = store.default_procs() if procs is None else max(1, procs)
         self.split_min = split_min
+        #: where the columnar sidecars come from: "writer" (tapped from the postings as they
+        #: are written, the rest read back at the end), "segments" (all read back at the end)
+        #: or None (none written: searches use Whoosh). The last two are for measuring.
+        if columns_from not in ("writer", "segments", None):
+            raise ValueError(f"columns_from: {columns_from!r} is not writer, segments or None")
+        self.columns_from = columns_from
         self._lock: store.IndexLock | None = None  # held while ``run`` runs
 
     def _writer(self, ix):  # noqa: ANN001, ANN202
         return store.open_writer(ix, self.folder, self.lock_timeout, procs=self.procs,
-                                 split_min=self.split_min, lock=self._lock)
+                                 split_min=self.split_min, lock=self._lock,
+                                 tap=partial(columns.PostingsTap,
+                                             self.folder / columns.COLUMNS_DIR)
+                                 if self.columns_from == "writer" else None)
 
     def run(self, paths: Sequence[str | Path], *, rebuild: bool = False,
             progress: Progress | None = None,
@@ -123,6 +133,9 @@ class Indexer:
         with store.IndexLock(self.folder, self.lock_timeout) as lock:
             self._lock = lock
             self._update(paths, sources, rebuild, progress, report)
+            # the columnar sidecars of the segments this run left (archive.columns.sync)
+            if self.columns_from is not None:
+                columns.sync_columns(self.folder, store.open_index(self.folder))
         return report
 
     def _update(self, paths: Sequence[str | Path], sources: list[SourceFile], rebuild: bool,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from whoosh import qparser, query as wq, sorting
+from whoosh import matching, qparser, query as wq, sorting
 from whoosh.qparser.dateparse import DateParserPlugin
 
 from archive.expansions import StemmedFuzzyTerm, blend_expansions
@@ -99,7 +99,7 @@ def parse(parser: qparser.QueryParser, text: str) -> wq.Query:
     try:
         parsed = parser.parse(normalise_dates(text))
         _check(parsed, text)
-        return blend_expansions(_keyword_phrases_as_terms(parsed))
+        return _checked_exclusions(blend_expansions(_keyword_phrases_as_terms(parsed)))
     except QueryError:
         raise
     except Exception as exc:  # Whoosh raises assorted types (RecursionError too)
@@ -127,6 +127,37 @@ def _keyword_phrases_as_terms(q: wq.Query) -> wq.Query:
         return wq.Term(q.fieldname, " ".join(q.words))
     if q.children():
         return q.apply(_keyword_phrases_as_terms)
+    return q
+
+
+class _CheckedAndNotMatcher(matching.AndNotMatcher):
+    """Whoosh's AndNotMatcher, with a segment's first match checked like every other.
+
+    Whoosh's checks the first positive document against the excluded ones only when both
+    start on the same document; when the excluded word's first document comes earlier, the
+    first positive one is listed even if it holds the excluded word (``oil -prices`` listed
+    an article about both). Its ``_find_next`` skips the excluded side forward first, so
+    running it from the start is right in every case."""
+
+    def _find_first(self) -> None:
+        if self.a.is_active() and self.b.is_active():
+            self._find_next()
+
+
+class Exclusion(wq.AndNot):
+    """``a -b`` / ``a AND NOT b``: Whoosh's AndNot, matched by ``_CheckedAndNotMatcher``."""
+
+    def matcher(self, searcher: Any, context: Any = None) -> Any:
+        scored = self.a.matcher(searcher, context)
+        excluded = self.b.matcher(searcher, searcher.boolean_context())
+        return _CheckedAndNotMatcher(scored, excluded)
+
+
+def _checked_exclusions(q: wq.Query) -> wq.Query:
+    if type(q) is wq.AndNot:
+        return Exclusion(_checked_exclusions(q.a), _checked_exclusions(q.b))
+    if q.children():
+        return q.apply(_checked_exclusions)
     return q
 
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from whoosh import highlight, query as wq, searching as whoosh_searching, sorting
 
-from archive import query, ranking, related, store
+from archive import columns, query, ranking, related, store
 from archive._tables import Tables
 from archive.article import Article, web_url
 from archive.query import Filters, QueryError
@@ -132,10 +132,17 @@ class _SegmentFormatter(highlight.Formatter):
 
 
 class Archive:
-    """An open index to search; use as a context manager (it holds a Whoosh searcher)."""
+    """An open index to search; use as a context manager (it holds a Whoosh searcher).
 
-    def __init__(self, folder: Path, *, mmap: bool = True):
+    Searches run on the columnar sidecars (``archive.columns``) when every segment has its
+    own and the query's form is one they answer, else on Whoosh: the same results either
+    way. ``use_columns=False`` (or ``ARCHIVE_COLUMNS=0``) always uses Whoosh.
+    """
+
+    def __init__(self, folder: Path, *, mmap: bool = True, use_columns: bool | None = None):
         self.folder = folder
+        self.use_columns = columns.enabled() if use_columns is None else use_columns
+        self._columns: columns.ColumnIndex | None | bool = None  # False: stale, not used
         self.index = store.open_index(folder, mmap=mmap)
         self.searcher = self.index.searcher(weighting=ranking.weighting())
         self.parser = query.make_parser(self.index.schema)
@@ -170,6 +177,13 @@ class Archive:
         if page < 1 or page_size < 1:
             raise QueryError("page and limit must be 1 or more")
         text = query.valid_unicode(text)
+        answer = self._column_results(text, sort, filters)
+        if answer is not None:
+            try:
+                return self._column_page(answer, page, page_size, all_copies, facets,
+                                         snippet_chars)
+            except OSError:  # as in _column_results: the sidecars went, Whoosh answers
+                self._columns = False
         results, suggestion, relaxed = self._results(text, sort, filters)
         results.fragmenter = highlight.ContextFragmenter(maxchars=snippet_chars, surround=60)
         results.formatter = _SegmentFormatter()
@@ -193,6 +207,16 @@ class Archive:
         search's total.
         """
         text = query.valid_unicode(text)
+        answer = self._column_results(text, "relevance", filters)
+        if answer is not None:
+            found = answer.ranked
+            try:
+                order = found.top(found.total) if all_copies else \
+                    found.top_stories(found.story_count())
+                return Matches(query=text, docnums=tuple(d for _, d in found.entries(order)),
+                               suggestion=answer.suggestion, relaxed=answer.relaxed)
+            except OSError:  # as in search: the sidecars went, Whoosh answers
+                self._columns = False
         results, suggestion, relaxed = self._results(text, "relevance", filters)
         ranked = results.top_n if all_copies else self._one_per_story(results.top_n)
         return Matches(query=text, docnums=tuple(docnum for _, docnum in ranked),
@@ -216,6 +240,79 @@ class Archive:
                 results = self._collect(any_word, text, order, filter_query)
                 relaxed = not results.is_empty()
         return results, suggestion, relaxed
+
+    def column_index(self) -> columns.ColumnIndex | None:
+        """The open index's columns, or None when they are off or a segment lacks its
+        sidecar (an index changed since its last ``archive index``: Whoosh answers)."""
+        if self._columns is None:
+            opened = columns.ColumnIndex.open(self.folder, self.searcher) \
+                if self.use_columns else None
+            self._columns = opened if opened is not None else False
+        return self._columns or None
+
+    def search_path(self, text: str = "", *, filters: Filters | None = None) -> str:
+        """Which path ``search`` takes for this query: "columns" or "whoosh" (the fallback
+        for forms the columns do not answer, ``columns.FALLBACK_FORMS``, or missing
+        sidecars). Results are the same either way; this says where the time goes."""
+        text = query.valid_unicode(text)
+        return "columns" if self._column_results(text, "relevance", filters) else "whoosh"
+
+    def _column_results(self, text: str, sort: str,
+                        filters: Filters | None) -> _ColumnAnswer | None:
+        """``_results`` on the columns; None when they cannot answer (Whoosh will)."""
+        found_in = self.column_index()
+        if found_in is None:
+            return None
+        parsed = self.parse(text)
+        filter_query = (filters or Filters()).query()
+        try:
+            found = found_in.match(parsed, filter_query)
+            suggestion, relaxed, missing, ran = None, False, None, parsed
+            if not len(found.docs) and text.strip():
+                suggestion = query.suggest(self.searcher, self.index.schema, text)
+                any_word = query.relax(parsed, text)
+                if any_word is not None:
+                    found = found_in.match(any_word, filter_query)
+                    if sort == "relevance":
+                        missing = found_in.words_missing(list(any_word.subqueries),
+                                                         found.docs)
+                    relaxed, ran = bool(len(found.docs)), any_word
+        except columns.Unsupported:
+            return None
+        except OSError:  # a later run's sync removed this searcher's sidecars: use Whoosh
+            self._columns = False
+            return None
+        return _ColumnAnswer(found_in.rank(found, sort, missing), ran, suggestion, relaxed,
+                             sort, text)
+
+    def _column_page(self, answer: _ColumnAnswer, page: int, page_size: int,
+                     all_copies: bool, facets: bool, snippet_chars: int) -> ResultsPage:
+        """``search``'s page from a columnar answer: only the shown hits are loaded and
+        highlighted (by Whoosh, with the terms each one matched)."""
+        ranked, start = answer.ranked, (page - 1) * page_size
+        if all_copies:
+            total, shown = ranked.total, ranked.top(start + page_size)[start:]
+        else:
+            total, shown = ranked.story_count(), ranked.top_stories(start + page_size)[start:]
+        entries = ranked.entries(shown)
+        results = whoosh_searching.Results(self.searcher, answer.query, entries)
+        results.docterms = {d: ranked.matched_terms(d) for _, d in entries}
+        results.termdocs = {}
+        for docnum, terms in results.docterms.items():
+            for term in terms:
+                results.termdocs.setdefault(term, set()).add(docnum)
+        results.fragmenter = highlight.ContextFragmenter(maxchars=snippet_chars, surround=60)
+        results.formatter = _SegmentFormatter()
+        hits = tuple(
+            self._with_copies(self._hit(whoosh_searching.Hit(results, docnum, n, score),
+                                        n + 1, answer.sort, snippet_chars))
+            for n, (score, docnum) in enumerate(entries, start))
+        counts = {name: ranked.columns.facet_counts(name, ranked.found.docs)
+                  for name in FACET_FIELDS} if facets else {}
+        return ResultsPage(
+            query=answer.text, total=total, page=page, page_size=page_size, sort=answer.sort,
+            hits=hits, facets=self._facet_page(counts) if facets else {},
+            suggestion=answer.suggestion, relaxed=answer.relaxed)
 
     def _one_per_story(self, ranked: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
         """Collapse wire copies: the first (best-ranked) article of each cluster."""
@@ -272,13 +369,21 @@ class Archive:
         Whoosh's own grouping rebuilds a docnum -> values table for each query; the table is
         built once per open Archive here, so a site build or a server pays for it once.
         """
-        out: dict[str, tuple[FacetCount, ...]] = {}
+        by_name: dict[str, dict[str, int]] = {}
         for name in FACET_FIELDS:
             values = self._tables.facet_table(name)
             counts: dict[str, int] = {}
+            by_name[name] = counts
             for docnum in matched:
                 for key in values.get(docnum, ()):
                     counts[key] = counts.get(key, 0) + 1
+        return self._facet_page(by_name)
+
+    def _facet_page(self, by_name: dict[str, dict[str, int]]
+                    ) -> dict[str, tuple[FacetCount, ...]]:
+        """Facet counts as a page shows them: most common first, then by term."""
+        out: dict[str, tuple[FacetCount, ...]] = {}
+        for name, counts in by_name.items():
             ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
             out[name] = tuple(FacetCount(self._tables.display(name, key), key, count)
                               for key, count in ranked)
@@ -428,6 +533,18 @@ class Archive:
             "index": str(self.folder.resolve()),
             "bytes": store.index_bytes(self.folder),
         }
+
+
+@dataclass
+class _ColumnAnswer:
+    """A query answered on the columns: its ranking and what the page says about it."""
+
+    ranked: columns.Ranked
+    query: wq.Query  # the query that ran (the any-word form when relaxed)
+    suggestion: str | None
+    relaxed: bool
+    sort: str
+    text: str
 
 
 def _flat(text: str) -> str:

@@ -7,6 +7,7 @@ relevance  archive eval vs bm25s, FTS5 and plain Whoosh BM25F on every available
 levers     the leave-one-collection-out selection alone, against the last relevance run's peers
 index      indexing: full build, unchanged re-run, +1%/~1% re-run; vs FTS5
 queries    p50/p95 latency of top-10 searches with highlights; vs FTS5
+sidecars   a full build with no columnar sidecars, sidecars from the writer, sidecars read back
 site       the whole static site's build time vs Pagefind on the same pages; a day's update (+1% new, ~1% edited)
 distributed  the build in-process vs a LocalCluster of 1 and 2 Dask workers; Amdahl to 10M
 scale      generate the 100k+ article scale set (JSONL) from BBC + Reuters paragraphs
@@ -145,6 +146,14 @@ def cmd_queries(args: argparse.Namespace) -> dict:
     return {"rows": rows}
 
 
+def cmd_sidecars(args: argparse.Namespace) -> dict:
+    from bench import sidecars
+    corpora = corpus_list(args) if args.corpus else [("reuters", args.corpora / "reuters21578")]
+    rows = sidecars.run(corpora, args.data / "sidecars", args.repeat)
+    print(table(rows, sidecars.COLUMNS))
+    return {"rows": rows}
+
+
 def cmd_site(args: argparse.Namespace) -> dict:
     from bench import site
     corpora = corpus_list(args) if args.corpus else [("reuters", args.corpora / "reuters21578")]
@@ -237,6 +246,12 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--per-kind", type=int, default=60,
                            help="queries of each kind (5 kinds; default 60)")
             p.add_argument("--seed", type=int, default=5)
+    p = sub.add_parser("sidecars", help="what the columnar sidecars cost a full build")
+    p.add_argument("--corpus", action="append", metavar="NAME=PATH",
+                   help="a corpus folder (repeatable; default: reuters)")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="builds of each kind, the fastest kept (default 1)")
+    p.set_defaults(with_scale=False)
     p = sub.add_parser("site", help="whole-site build time vs Pagefind on the same pages")
     p.add_argument("--corpus", action="append", metavar="NAME=PATH",
                    help="a corpus folder (repeatable; default: reuters)")

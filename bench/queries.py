@@ -15,9 +15,12 @@ sorted         ``word``, sort=newest                        ``"word"`` ORDER BY 
 Each query asks for the top 10 with a highlighted body snippet: the archive through
 ``Archive.search(..., facets=False)`` (hits with ``Hit.snippet``) and, as ``archive+facets``,
 with the source/year/place/topic facet counts the CLI shows; FTS5 through ``snippet()``.
-``whoosh top-10 only`` is the floor under the archive: Whoosh's own top-10 collector on the same
-parsed query and weighting, with none of the archive's work (no highlights, exact totals,
-collapsed copies or fallback). Every system runs all queries once to warm up, then once timed. Indexes are built once into
+``archive`` answers from the columnar sidecars (``archive.columns``; phrases fall back to
+Whoosh); ``archive, whoosh path`` is the same search with ``use_columns=False``, every query
+through Whoosh's matchers, as before the columns. ``whoosh top-10 only`` is the floor under
+the archive: Whoosh's own top-10 collector on the same parsed query and weighting, with none of
+the archive's work (no highlights, exact totals, collapsed copies or fallback). Every system
+runs all queries once to warm up, then once timed. Indexes are built once into
 ``bench/data/query-index/<corpus>`` (archive) and ``<corpus>.sqlite`` (FTS5) and reused.
 """
 
@@ -90,9 +93,12 @@ def archive_query(q: dict[str, Any]) -> tuple[str, str]:
     return q["w1"], "newest"
 
 
-def archive_runner(index: Path, facets: bool) -> Callable[[dict[str, Any]], int]:
+def archive_runner(index: Path, facets: bool, use_columns: bool = True
+                   ) -> Callable[[dict[str, Any]], int]:
     from archive.search import Archive
-    archive = Archive(index)
+    archive = Archive(index, use_columns=use_columns)
+    if use_columns and archive.column_index() is None:
+        raise SystemExit(f"{index}: no columnar sidecars (delete it to rebuild)")
 
     def run(q: dict[str, Any]) -> int:
         text, sort = archive_query(q)
@@ -165,6 +171,8 @@ def run(corpora: Sequence[tuple[str, Path]], folder: Path, per_kind: int, seed: 
         index, db = ensure_indexes(name, source, folder)
         queries = make_queries(db, per_kind, seed)
         systems = {"archive": archive_runner(index, facets=False),
+                   "archive, whoosh path": archive_runner(index, facets=False,
+                                                          use_columns=False),
                    "archive+facets": archive_runner(index, facets=True),
                    "whoosh top-10 only": whoosh_runner(index),
                    "fts5": fts5_runner(db)}

@@ -36,11 +36,15 @@ def read_all(inputs: list[str], enrich: bool = False) -> list[Any]:
     return out
 
 
-def archive_build(inputs: list[str], index: str, rebuild: bool, **opts: Any) -> dict[str, Any]:
-    """``archive index`` as the CLI runs it (read + enrich + write + commit)."""
+def archive_build(inputs: list[str], index: str, rebuild: bool,
+                  columns_from: str | None = "writer", procs: int | None = None,
+                  **opts: Any) -> dict[str, Any]:
+    """``archive index`` as the CLI runs it (read + enrich + write + commit); ``columns_from``
+    and ``procs`` as ``Indexer`` takes them (the sidecars benchmark varies them)."""
     from archive.indexer import Indexer
 
-    indexer = Indexer(Path(index))  # writer processes: store.default_procs(), recorded
+    # writer processes: store.default_procs() unless given, recorded
+    indexer = Indexer(Path(index), columns_from=columns_from, procs=procs)
     started = time.perf_counter()
     report = indexer.run(inputs, rebuild=rebuild)
     seconds = time.perf_counter() - started

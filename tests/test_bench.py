@@ -177,10 +177,21 @@ def test_scale_index_and_queries(corpora: Path, tmp_path: Path,
     out = bench(corpora, tmp_path, capsys, "queries", "--per-kind", "3",
                 "--corpus", f"wire={corpora / 'wire'}")
     rows = _result(tmp_path, "queries")["rows"]
-    assert {r["system"] for r in rows} == {"archive", "archive+facets", "whoosh top-10 only",
-                                          "fts5"}
+    assert {r["system"] for r in rows} == {"archive", "archive, whoosh path", "archive+facets",
+                                          "whoosh top-10 only", "fts5"}
     assert all(r["queries"] == 15 for r in rows)
     assert "p95" in out
+
+
+def test_sidecars_build_three_ways(corpora: Path, tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    out = bench(corpora, tmp_path, capsys, "sidecars", "--corpus", f"wire={corpora / 'wire'}")
+    rows = {r["sidecars"]: r for r in _result(tmp_path, "sidecars")["rows"]}
+    assert set(rows) == {"none", "writer", "segments"}
+    assert all(r["articles"] == 16 for r in rows.values())
+    assert rows["none"]["sidecar_mb"] == 0 and rows["none"]["x_none"] == 1
+    assert rows["writer"]["sidecar_mb"] == rows["segments"]["sidecar_mb"] > 0
+    assert "x none" in out
 
 
 def test_worker_subprocess_reports_memory_and_cpu(corpora: Path,

@@ -111,7 +111,8 @@ def test_stats_json_shape(cli, news_dir) -> None:  # noqa: ANN001
     assert stats["by_source"] == {"Reuters": 2, "AP": 1, "BBC News": 1}
     assert stats["by_year"] == {"2015": 1, "2016": 1, "2017": 2}
     assert stats["index"] == str(cli.index.resolve())
-    assert stats["bytes"] == sum(p.stat().st_size for p in cli.index.iterdir()) > 0
+    assert stats["bytes"] == sum(p.stat().st_size for p in cli.index.rglob("*")
+                                 if p.is_file()) > 0
 
 
 def test_stats_text(cli, news_dir) -> None:  # noqa: ANN001

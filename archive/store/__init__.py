@@ -17,7 +17,8 @@ from archive.store.durable import (DEFAULT_INDEX, TOC_TEMP_RE, DurableStorage, c
                                    resolve_index, toc_generations)
 from archive.store.errors import (IndexBusy, IndexDamaged, IndexMissing, IndexOutdated,
                                   WriterProcessFailed)
-from archive.store.fastwriter import ArchiveWriter, field_postings, segments_reader
+from archive.store.fastwriter import (ArchiveWriter, field_length_bytes, field_postings,
+                                      length_table, segments_reader)
 from archive.store.lock import WRITE_LOCK, IndexLock
 from archive.store.manifest import MANIFEST, FileState, read_manifest, write_manifest
 from archive.store.schema import (INDEX_NAME, TEXT_FIELDS, add_articles, build_schema,
@@ -27,12 +28,12 @@ from archive.store.writers import (SPLIT_MIN_DOCS, SplitWriter, abandon_writer, 
                                    discard_writer, open_writer)
 
 __all__ = [
-    "ArchiveWriter", "DEFAULT_INDEX", "DurableStorage", "FileState", "INDEX_NAME",
-    "IndexBusy", "IndexDamaged", "IndexLock", "IndexMissing", "IndexOutdated", "MANIFEST",
-    "SPLIT_MIN_DOCS", "SplitWriter", "TEXT_FIELDS", "TOC_TEMP_RE", "WRITE_LOCK",
-    "WriterProcessFailed", "abandon_writer", "add_articles", "build_schema", "create_index",
-    "default_procs", "discard_writer", "exists", "field_postings", "from_stored",
-    "index_bytes", "indexed_paths", "iter_articles", "missing_segment_files", "open_index",
-    "open_writer", "read_manifest", "repeated_ids", "resolve_index", "segments_reader",
-    "split_list", "to_document", "toc_generations", "write_manifest",
+    "ArchiveWriter", "DEFAULT_INDEX", "DurableStorage", "FileState", "INDEX_NAME", "IndexBusy",
+    "IndexDamaged", "IndexLock", "IndexMissing", "IndexOutdated", "MANIFEST", "SPLIT_MIN_DOCS",
+    "SplitWriter", "TEXT_FIELDS", "TOC_TEMP_RE", "WRITE_LOCK", "WriterProcessFailed",
+    "abandon_writer", "add_articles", "build_schema", "create_index", "default_procs",
+    "discard_writer", "exists", "field_length_bytes", "field_postings", "from_stored",
+    "index_bytes", "indexed_paths", "iter_articles", "length_table", "missing_segment_files",
+    "open_index", "open_writer", "read_manifest", "repeated_ids", "resolve_index",
+    "segments_reader", "split_list", "to_document", "toc_generations", "write_manifest"
 ]

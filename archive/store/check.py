@@ -105,8 +105,36 @@ def _check(folder: Path, gen: int, report: CheckReport, max_terms: int | None) -
     paths = _check_documents(storage, toc, report, max_terms)
     if paths is not None:
         _check_manifest(folder, paths, report)
+    _check_columns(folder, storage, toc, report)
     _check_leftovers(folder, report)
     _check_lock(storage, report)
+
+
+def _check_columns(folder: Path, storage: DurableStorage, toc: TOC,
+                   report: CheckReport) -> None:
+    """Every segment's columnar sidecar present and matching it (``archive.columns``).
+
+    A missing or stale sidecar loses nothing (searches answer from Whoosh until the next
+    ``archive index`` writes it), so it is a note, not damage."""
+    from archive.columns import column_status
+
+    try:
+        reader = toc_reader(storage, toc)
+    except Exception:  # unreadable segments are reported as damage above
+        return
+    try:
+        status = column_status(folder, reader)
+    finally:
+        reader.close()
+    if status.missing:
+        report.notes.append(
+            f"columns: {len(status.missing)} of {len(status.missing) + len(status.present)} "
+            f"segment(s) without a current columnar sidecar ({', '.join(status.missing)}); "
+            "searches use Whoosh's slower path until the next `archive index` writes them")
+    if status.orphans:
+        report.notes.append(
+            f"columns: sidecars of segments no longer in the index ({', '.join(status.orphans)});"
+            " the next `archive index` removes them")
 
 
 def _check_files(folder: Path, storage: DurableStorage, toc: TOC,

@@ -276,7 +276,8 @@ def tidy(ix: index.Index, folder: Path) -> None:
 
 
 def index_bytes(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    """The index's size on disk: its files and those of its columnar sidecars."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
 def resolve_index(option: str | None) -> Path:

@@ -24,6 +24,7 @@ from whoosh.codec.whoosh3 import (LENGTHS_COLUMN, W3Codec, W3FieldWriter, W3PerD
                                   _lenfield)
 from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, FileIndex
+from whoosh.reading import SegmentReader
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import IndexingError, PostingPool, SegmentWriter
 
@@ -74,16 +75,20 @@ class _LengthsReader(W3PerDocReader):
 
 
 def _write_postings(fw: W3FieldWriter, schema: fields.Schema, lengths: _LengthsReader,
-                    items: Iterable[tuple[str, bytes, int, Any, bytes | None]]) -> None:
+                    items: Iterable[tuple[str, bytes, int, Any, bytes | None]],
+                    tap: Any = None) -> None:
     """Whoosh's FieldWriter.add_postings for W3FieldWriter, a term at a time.
 
     Whoosh hands every posting to W3PostingsWriter.add_posting (four isinstance asserts, a
     length lookup through the column reader, block statistics updated per posting). Here a
     term's postings are gathered first and each block of ``blocklimit`` is set up whole,
     with the same statistics, before Whoosh's own ``_write_block``/``finish_term`` write it:
-    the bytes written are the same.
+    the bytes written are the same. ``tap`` (a ``columns.PostingsTap``), if given, is handed
+    each term of its fields as written.
     """
     from array import array
+
+    tapped = tap.fields if tap is not None else frozenset()
 
     lastfn: str | None = None
     lasttext: bytes | None = None
@@ -114,6 +119,8 @@ def _write_postings(fw: W3FieldWriter, schema: fields.Schema, lengths: _LengthsR
             if end < count:  # Whoosh writes a full block when the next posting arrives
                 pw._write_block()
         fw.finish_term()
+        if lastfn in tapped:
+            tap.add(lastfn, lasttext, docs, weights)
         docs.clear()
         weights.clear()
         values.clear()
@@ -155,8 +162,11 @@ class ArchiveWriter(SegmentWriter):
     ``lock=False`` takes no lock of Whoosh's own (the caller holds one, or is a forked
     segment writer whose parent does)."""
 
-    def __init__(self, ix: index.Index, *, lock: bool = True, **kwargs: Any):
+    def __init__(self, ix: index.Index, *, lock: bool = True, tap: Any = None,
+                 **kwargs: Any):
         super().__init__(ix, _lk=lock, **kwargs)
+        self.tap = tap  # a columns.PostingsTap: the segment's sidecar from its postings
+        self._tapped = False
         self._fast: dict[str, FastText | None] = {}
         for name in self.schema.names():
             self._fast[name] = FastText.for_field(self.schema[name])
@@ -174,7 +184,8 @@ class ArchiveWriter(SegmentWriter):
         postings = self.pool.iter_postings()
         if type(self.fieldwriter) is W3FieldWriter and \
                 (pdr is None or type(pdr) is _LengthsReader):
-            _write_postings(self.fieldwriter, self.schema, pdr, postings)
+            _write_postings(self.fieldwriter, self.schema, pdr, postings, self.tap)
+            self._tapped = self.tap is not None
         else:
             self.fieldwriter.add_postings(self.schema, pdr, postings)
         self.fieldwriter.close()
@@ -283,6 +294,17 @@ class ArchiveWriter(SegmentWriter):
         self._commit_toc(finalsegments)
         self._finish()
 
+    def _finalize_segment(self) -> Any:
+        """Whoosh's, then the tapped postings' sidecar, read against the whole segment."""
+        segment = super()._finalize_segment()
+        if self._tapped:
+            reader = SegmentReader(self.storage, self.schema, segment)
+            try:
+                self.tap.finish(reader)
+            finally:
+                reader.close()
+        return segment
+
     def finalize_segment(self) -> Any:
         """Write this writer's documents as a whole segment, but no TOC: a forked writer
         hands the segment to the parent, which lists it in its commit."""
@@ -374,3 +396,33 @@ def field_postings(leaf: Any, fieldname: str) -> Iterator[tuple[bytes, Any, Any,
                 matcher.next()
         yield (word, info, np.asarray(ids, dtype=np.int64),
                np.asarray(weights, dtype=np.float64))
+
+
+def field_length_bytes(leaf: Any, fieldname: str) -> Any:
+    """Every document's length byte in ``fieldname`` of one segment, as a numpy uint8 array
+    (Whoosh keeps a field's length per document as one byte, decoded by ``byte_to_length``);
+    None when the field keeps no lengths. The columnar sidecar keeps these bytes and decodes
+    them as Whoosh's scorer does, so its scores are Whoosh's."""
+    import numpy as np
+
+    perdoc = getattr(leaf, "_perdoc", None)
+    count = leaf.doc_count_all()
+    if isinstance(perdoc, W3PerDocReader):
+        reader = perdoc._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
+        if reader is None:
+            return None
+        return np.fromiter((reader[d] for d in range(count)), dtype=np.uint8, count=count)
+    if not leaf.schema[fieldname].scorable:
+        return None
+    # another codec: Whoosh's public per-document lookup, encoded back to its byte
+    from whoosh.util.numeric import length_to_byte
+    return np.fromiter((length_to_byte(leaf.doc_field_length(d, fieldname, 0) or 0)
+                        for d in range(count)), dtype=np.uint8, count=count)
+
+
+def length_table() -> Any:
+    """byte -> the field length Whoosh's scorer reads for it (as a float64 numpy array);
+    byte 0 reads as 1, the default the scorer asks for (no scored posting has it)."""
+    import numpy as np
+
+    return np.array([1.0] + [float(byte_to_length(b)) for b in range(1, 256)])

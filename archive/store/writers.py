@@ -8,6 +8,7 @@ left; ``abandon_writer`` and ``discard_writer`` end one that will not commit.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -49,14 +50,16 @@ class SplitWriter:
     """
 
     def __init__(self, ix: index.Index, *, timeout: float, limitmb: int, procs: int,
-                 split_min: int = SPLIT_MIN_DOCS, lock: IndexLock | None = None):
+                 split_min: int = SPLIT_MIN_DOCS, lock: IndexLock | None = None,
+                 tap: Callable[[], Any] | None = None):
         self.procs = max(1, procs)
         self.limitmb = max(8, limitmb // self.procs)
         self.split_min = split_min
         self.ix = ix
         self.lock = lock  # the caller's, held for longer than this writer; else Whoosh's own
+        self.tap = tap  # each process's writer gets a tap of its own
         self.main = ArchiveWriter(ix, timeout=timeout, delay=0.25, limitmb=self.limitmb,
-                                  lock=lock is None)
+                                  lock=lock is None, tap=tap() if tap else None)
         self._docs: list[dict[str, Any]] = []
 
     @property
@@ -117,7 +120,8 @@ class SplitWriter:
             # flock lives while any process holds its file open)
             os.close(lock.fd)
         try:
-            w = ArchiveWriter(self.ix, lock=False, limitmb=self.limitmb)
+            w = ArchiveWriter(self.ix, lock=False, limitmb=self.limitmb,
+                              tap=self.tap() if self.tap else None)
             for doc in docs:
                 w.add_document(**doc)
             return ("segment", w.finalize_segment())
@@ -157,7 +161,8 @@ def default_procs() -> int:
 
 def open_writer(ix: index.Index, folder: Path, lock_timeout: float = 10.0,
                 limitmb: int = 256, fast: bool = True, procs: int = 1,
-                split_min: int = SPLIT_MIN_DOCS, lock: IndexLock | None = None) -> Any:
+                split_min: int = SPLIT_MIN_DOCS, lock: IndexLock | None = None,
+                tap: Callable[[], Any] | None = None) -> Any:
     """A Whoosh writer that waits up to ``lock_timeout`` seconds for the lock.
 
     The lock is an ``fcntl`` lock on a file in the index folder: the kernel drops it when the
@@ -165,7 +170,8 @@ def open_writer(ix: index.Index, folder: Path, lock_timeout: float = 10.0,
     (an IndexLock the caller holds for a whole run), the writer takes no lock of its own.
     ``fast=False`` gives Whoosh's own SegmentWriter (the reference the tests compare
     ArchiveWriter with); ``procs`` > 1 a SplitWriter, which writes large commits in that
-    many processes.
+    many processes. ``tap`` makes a ``columns.PostingsTap`` for each ArchiveWriter, which
+    writes each new segment's columnar sidecar from the postings as they are written.
     """
     if lock is not None and lock.fd is None:
         raise ValueError(f"open_writer: the lock on {folder} is not held")
@@ -173,10 +179,10 @@ def open_writer(ix: index.Index, folder: Path, lock_timeout: float = 10.0,
     try:
         if fast and procs > 1:
             writer = SplitWriter(ix, timeout=lock_timeout, limitmb=limitmb, procs=procs,
-                                 split_min=split_min, lock=lock)
+                                 split_min=split_min, lock=lock, tap=tap)
         elif fast:
             writer = ArchiveWriter(ix, timeout=lock_timeout, delay=0.25, limitmb=limitmb,
-                                   lock=take)
+                                   lock=take, tap=tap() if tap else None)
         else:
             writer = whoosh_writer(ix, timeout=lock_timeout, delay=0.25, limitmb=limitmb,
                                    lock=take)

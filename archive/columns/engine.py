@@ -1,0 +1,413 @@
+"""A parsed Whoosh query answered from the columnar sidecars, with Whoosh's exact scores.
+
+Whoosh's matchers walk postings one document at a time in Python; here each term's postings
+are whole numpy arrays, an AND is a vectorised intersection, an OR an accumulation into a
+score array, NOT a complement, and the top of the ranking comes from ``argpartition``. The
+scores are the searcher's weighting (``archive.ranking.NewsBM25F``) computed by its own
+``score_function`` over the same term frequencies, field lengths, idf and average lengths
+Whoosh reads, so each score equals the one Whoosh computes; the order is Whoosh's too: best
+score first, ties by document number (its collector's order), and for the date sorts
+undated last, then by date, then by document number.
+
+What the engine does not take raises ``Unsupported`` and the caller answers from Whoosh;
+``FALLBACK_FORMS`` names those forms (the differential tests run each through both paths).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from whoosh import query as wq
+
+from archive import query, store
+from archive.columns.sidecar import COLUMNS_DIR, FIELDS, Sidecar
+
+#: Query forms answered by Whoosh instead, with an example of each: positions (phrases,
+#: proximity), expansions over the term list (wildcards, prefixes, fuzzy words), fields
+#: without postings in the sidecar (ids, addresses, clusters, paths), ranges other than dates.
+FALLBACK_FORMS: tuple[tuple[str, str], ...] = (
+    ("phrase", '"oil prices"'),
+    ("proximity", '"oil prices"~3'),
+    ("prefix", "pric*"),
+    ("wildcard", "p?ice"),
+    ("fuzzy word", "prises~"),
+    ("id field", "id:0123456789abcdef"),
+    ("url field", "url:example"),
+    ("cluster field", "cluster:0123456789abcdef"),
+    ("term range", "title:[a TO c]"),
+)
+
+
+class Unsupported(Exception):
+    """A query form the columns do not answer (the message names it)."""
+
+
+@dataclass
+class Match:
+    """The documents a query matches (global document numbers, ascending; deleted ones
+    left out) and their scores; ``terms``: each of the query's terms (not under a NOT) and
+    the documents holding it, for the matched terms Whoosh's highlighter asks a hit for."""
+
+    docs: np.ndarray
+    scores: np.ndarray
+    terms: dict[tuple[str, bytes], np.ndarray] = field(default_factory=dict)
+
+
+_EMPTY = Match(np.zeros(0, dtype=np.int64), np.zeros(0))
+
+
+def _intersect(a: Match, b: Match) -> Match:
+    if len(a.docs) > len(b.docs):
+        a, b = b, a
+    if not len(a.docs):
+        return _EMPTY
+    at = np.searchsorted(b.docs, a.docs)
+    at[at == len(b.docs)] = 0
+    keep = b.docs[at] == a.docs
+    return Match(a.docs[keep], a.scores[keep] + b.scores[at[keep]])
+
+
+def _member(docs: np.ndarray, within: np.ndarray) -> np.ndarray:
+    """A mask over ``docs``: which of them are in ``within`` (both ascending)."""
+    if not len(within):
+        return np.zeros(len(docs), dtype=bool)
+    at = np.searchsorted(within, docs)
+    at[at == len(within)] = 0
+    return within[at] == docs
+
+
+class ColumnIndex:
+    """The sidecars of every segment of one open searcher, as one columnar index."""
+
+    def __init__(self, searcher: Any, sidecars: list[tuple[Sidecar, int]]):
+        self.searcher = searcher
+        self.reader = searcher.reader()
+        self.weighting = searcher.weighting
+        self.sidecars = sidecars
+        self.doc_count = self.reader.doc_count_all()
+        self._live: np.ndarray | None = None
+        self._orders: dict[str, np.ndarray] = {}
+        self._columns: dict[str, np.ndarray] = {}
+        self._facets: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = {}
+        self._clusters: np.ndarray | None = None
+        self._lengths: dict[str, np.ndarray] = {}
+        self._table = store.length_table()
+        self.terms: dict[tuple[str, bytes], np.ndarray] = {}  # terms met while evaluating
+
+    @classmethod
+    def open(cls, folder: Path, searcher: Any) -> ColumnIndex | None:
+        """The columns of ``searcher``'s segments; None when any segment lacks its sidecar
+        (the index changed since the last sync: the caller uses Whoosh)."""
+        reader = searcher.reader()
+        sidecars: list[tuple[Sidecar, int]] = []
+        if reader.doc_count_all():
+            for leaf, offset in reader.leaf_readers():
+                segment_id = leaf.segment().segment_id()
+                sidecar = Sidecar.open(folder / COLUMNS_DIR / segment_id, segment_id,
+                                       leaf.doc_count_all())
+                if sidecar is None:
+                    return None
+                sidecars.append((sidecar, offset))
+        return cls(searcher, sidecars)
+
+    # -- per-document columns ------------------------------------------------------------------
+
+    def _concat(self, name: str, dtype: Any) -> np.ndarray:
+        """A per-document column over every segment, read once per open index."""
+        if name not in self._columns:
+            out = np.zeros(self.doc_count, dtype=dtype)
+            for sidecar, offset in self.sidecars:
+                out[offset:offset + sidecar.doc_count] = sidecar.column(name)
+            self._columns[name] = out
+        return self._columns[name]
+
+    @property
+    def live(self) -> np.ndarray:
+        """Which documents are not deleted (Whoosh's own deletion sets)."""
+        if self._live is None:
+            live = np.ones(self.doc_count, dtype=bool)
+            for leaf, offset in (self.reader.leaf_readers() if self.doc_count else []):
+                if leaf.has_deletions():
+                    gone = np.fromiter(leaf.deleted_docs_set, dtype=np.int64)
+                    live[offset + gone] = False
+            self._live = live
+        return self._live
+
+    def clusters(self) -> np.ndarray:
+        """docnum -> a number per wire-copy cluster (equal names, equal numbers)."""
+        if self._clusters is None:
+            numbers: dict[str, int] = {}
+            out = np.zeros(self.doc_count, dtype=np.int64)
+            for sidecar, offset in self.sidecars:
+                mapping = np.array([numbers.setdefault(name, len(numbers))
+                                    for name in sidecar.cluster_names()], dtype=np.int64)
+                local = sidecar.column("cluster")
+                if len(local):
+                    out[offset:offset + sidecar.doc_count] = mapping[local]
+            self._clusters = out
+        return self._clusters
+
+    def order(self, sort: str) -> np.ndarray:
+        """docnum -> its place in the date sort ``sort`` ("newest"/"oldest") of every
+        document: dated first, then by date, ties by document number."""
+        if sort not in self._orders:
+            dated = self._concat("dated", np.int8)
+            date = self._concat("date", np.uint64)
+            if sort == "newest":  # a new array: the cached column stays as read
+                date = np.iinfo(np.uint64).max - date
+            ranked = np.lexsort((np.arange(self.doc_count), date, -dated.astype(np.int16)))
+            position = np.empty(self.doc_count, dtype=np.int64)
+            position[ranked] = np.arange(self.doc_count)
+            self._orders[sort] = position
+        return self._orders[sort]
+
+    def _field_lengths(self, fieldname: str) -> np.ndarray:
+        if fieldname not in self._lengths:
+            out = np.ones(self.doc_count)
+            for sidecar, offset in self.sidecars:
+                columns = sidecar.field(fieldname)
+                if columns is not None and columns.lengths is not None:
+                    out[offset:offset + sidecar.doc_count] = self._table[columns.lengths]
+            self._lengths[fieldname] = out
+        return self._lengths[fieldname]
+
+    def _facet_postings(self, fieldname: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """Every posting of a facet field over all segments: its words, and for each
+        posting the document (global number) and the word's number."""
+        if fieldname not in self._facets:
+            numbers: dict[bytes, int] = {}
+            docs: list[np.ndarray] = []
+            words: list[np.ndarray] = []
+            for sidecar, offset in self.sidecars:
+                columns = sidecar.field(fieldname)
+                if columns is None or not len(columns.words):
+                    continue
+                mapping = np.array([numbers.setdefault(columns.words[i], len(numbers))
+                                    for i in range(len(columns.words))], dtype=np.int64)
+                docs.append(columns.docs.astype(np.int64) + offset)
+                words.append(np.repeat(mapping, np.diff(columns.starts)))
+            names = [word.decode("utf-8") for word in numbers]
+            self._facets[fieldname] = (
+                names, np.concatenate(docs) if docs else np.zeros(0, dtype=np.int64),
+                np.concatenate(words) if words else np.zeros(0, dtype=np.int64))
+        return self._facets[fieldname]
+
+    def facet_counts(self, fieldname: str, docs: np.ndarray) -> dict[str, int]:
+        """How many of ``docs`` (live documents) hold each word of a facet field."""
+        names, posting_docs, posting_words = self._facet_postings(fieldname)
+        chosen = np.zeros(self.doc_count, dtype=bool)
+        chosen[docs] = True
+        counts = np.bincount(posting_words[chosen[posting_docs]], minlength=len(names))
+        return {names[i]: int(counts[i]) for i in np.flatnonzero(counts)}
+
+    # -- evaluation -----------------------------------------------------------------------------
+
+    def postings(self, fieldname: str, word: bytes) -> tuple[np.ndarray, np.ndarray]:
+        """A term's documents (global numbers, deleted ones included) and weights."""
+        docs: list[np.ndarray] = []
+        weights: list[np.ndarray] = []
+        for sidecar, offset in self.sidecars:
+            columns = sidecar.field(fieldname)
+            found = columns.postings(word) if columns is not None else None
+            if found is not None:
+                docs.append(found[0].astype(np.int64) + offset)
+                weights.append(found[1])
+        if not docs:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        if len(docs) == 1:
+            return docs[0], np.asarray(weights[0], dtype=np.float64)
+        return np.concatenate(docs), np.concatenate(weights).astype(np.float64)
+
+    def _term(self, q: wq.Term) -> Match:
+        fieldname = q.fieldname
+        schema = self.searcher.schema
+        if fieldname not in schema:
+            return _EMPTY
+        if fieldname not in FIELDS:
+            raise Unsupported(f"{fieldname}: field without columns")
+        field = schema[fieldname]
+        try:
+            word = field.to_bytes(q.text)
+        except ValueError:
+            return _EMPTY
+        docs, weights = self.postings(fieldname, word)
+        self.terms[(fieldname, word)] = docs
+        if not len(docs):
+            return _EMPTY
+        if field.scorable and hasattr(self.weighting, "score_function"):
+            score = self.weighting.score_function(self.searcher, fieldname, len(docs))
+            scores = score(weights, self._field_lengths(fieldname)[docs])
+        elif field.scorable:
+            raise Unsupported("a weighting without score_function")
+        else:
+            scores = weights.copy()  # Whoosh's WeightScorer: the posting's weight
+        if q.boost != 1.0:
+            scores = scores * q.boost
+        return Match(docs, scores)
+
+    def _compound(self, q: wq.CompoundQuery) -> Match:
+        subs = q.subqueries
+        if not subs:
+            return _EMPTY
+        if len(subs) == 1:  # Whoosh uses the one subquery's matcher, its boost unapplied
+            return self._eval(subs[0])
+        parts = [self._eval(sub) for sub in subs]
+        if type(q) is wq.And:
+            found = parts[0]
+            for part in parts[1:]:
+                found = _intersect(found, part)
+        else:
+            total = sum(len(p.docs) for p in parts)
+            if total * 8 >= self.doc_count:  # dense accumulation: no sort
+                scores = np.zeros(self.doc_count)
+                hit = np.zeros(self.doc_count, dtype=bool)
+                for part in parts:
+                    scores[part.docs] += part.scores
+                    hit[part.docs] = True
+                docs = np.flatnonzero(hit)
+                found = Match(docs, scores[docs])
+            else:
+                docs, inverse = np.unique(np.concatenate([p.docs for p in parts]),
+                                          return_inverse=True)
+                found = Match(docs, np.bincount(inverse, np.concatenate(
+                    [p.scores for p in parts]), minlength=len(docs)))
+        if q.boost != 1.0:
+            found = Match(found.docs, found.scores * q.boost)
+        return found
+
+    def _date_range(self, q: wq.NumericRange) -> Match:
+        """A range of the ``date`` (or ``dated``) column, each match scoring the constant
+        Whoosh's range gives (one posting weight, times the boost)."""
+        if q.fieldname == "date":
+            values = self._concat("date", np.uint64)
+            present = self._concat("dated", np.int8) > 0
+            field = self.searcher.schema["date"]
+            start = None if q.start is None else field.prepare_number(q.start)
+            end = None if q.end is None else field.prepare_number(q.end)
+        else:
+            values = self._concat("dated", np.int8).astype(np.uint64)
+            present = values >= 0
+            start, end = q.start, q.end
+        mask = present.copy()
+        if start is not None:
+            mask &= values > start if q.startexcl else values >= start
+        if end is not None:
+            mask &= values < end if q.endexcl else values <= end
+        docs = np.flatnonzero(mask)
+        return Match(docs, np.full(len(docs), float(q.boost)))
+
+    def _eval(self, q: Any) -> Match:
+        kind = type(q)
+        if kind is wq.Term:
+            return self._term(q)
+        if kind in (wq.And, wq.Or):
+            if kind is wq.Or and (q.minmatch or q.scale):
+                raise Unsupported("an OR with minmatch or scale")
+            return self._compound(q)
+        if kind is wq.AndNot or kind is query.Exclusion:
+            if q.boost != 1.0:
+                raise Unsupported("a boosted AND NOT")
+            positive, negative = self._eval(q.a), self._unmatched(q.b)
+            keep = ~_member(positive.docs, negative.docs)
+            return Match(positive.docs[keep], positive.scores[keep])
+        if kind is wq.Not:
+            excluded = self._unmatched(q.query)
+            mask = np.ones(self.doc_count, dtype=bool)
+            mask[excluded.docs] = False
+            docs = np.flatnonzero(mask)
+            return Match(docs, np.ones(len(docs)))  # Whoosh's InverseMatcher scores 1
+        if kind is wq.Every and q.fieldname in (None, "", "*"):
+            docs = np.arange(self.doc_count, dtype=np.int64)
+            return Match(docs, np.full(self.doc_count, float(q.boost)))
+        if kind in (wq.NumericRange, wq.DateRange) and q.fieldname in ("date", "dated"):
+            return self._date_range(q)
+        if q is wq.NullQuery or kind is type(wq.NullQuery):
+            return _EMPTY
+        raise Unsupported(kind.__name__)
+
+    def _unmatched(self, q: Any) -> Match:
+        """What a NOT excludes: its words are not among the query's matched terms."""
+        terms = dict(self.terms)
+        found = self._eval(q)
+        self.terms = terms
+        return found
+
+    def match(self, q: Any, filter_query: Any = None) -> Match:
+        """The live documents ``q`` matches (within ``filter_query``'s, if given), scored."""
+        self.terms = {}
+        found = self._eval(q)
+        keep = self.live[found.docs]
+        if filter_query is not None:  # a filter's words are not the query's matches
+            keep &= _member(found.docs, self._unmatched(filter_query).docs)
+        return Match(found.docs[keep], found.scores[keep], dict(self.terms))
+
+    def rank(self, found: Match, sort: str, missing: np.ndarray | None = None) -> Ranked:
+        """``found`` in ``sort`` order; ``missing`` (a relaxed query's missing-word counts)
+        ranks first by it, as ``query.most_words_first`` does."""
+        if sort == "relevance":
+            keys = [-found.scores] if missing is None else [missing, -found.scores]
+        else:
+            keys = [self.order(sort)[found.docs]]
+        return Ranked(self, found, keys)
+
+    def words_missing(self, words: list[Any], docs: np.ndarray) -> np.ndarray:
+        """How many of ``words`` (queries) each of ``docs`` does not match."""
+        missing = np.zeros(len(docs), dtype=np.int64)
+        for word in words:
+            missing += ~_member(docs, self._eval(word).docs)
+        return missing
+
+
+class Ranked:
+    """Matches in a ranking, read a top slice at a time (a page needs only its slice)."""
+
+    def __init__(self, columns: ColumnIndex, found: Match, keys: list[np.ndarray]):
+        self.columns = columns
+        self.found = found
+        self.keys = keys  # most significant first; ties by document number
+
+    @property
+    def total(self) -> int:
+        return len(self.found.docs)
+
+    def _order(self, among: np.ndarray) -> np.ndarray:
+        docs = self.found.docs[among]
+        return among[np.lexsort([docs] + [key[among] for key in reversed(self.keys)])]
+
+    def top(self, k: int) -> np.ndarray:
+        """Positions (into the matches) of the first ``k`` in rank order."""
+        n = self.total
+        if k >= n:
+            return self._order(np.arange(n))
+        primary = self.keys[0]
+        threshold = np.partition(primary, k - 1)[k - 1]
+        return self._order(np.flatnonzero(primary <= threshold))[:k]
+
+    def story_count(self) -> int:
+        """How many wire stories the matches hold (copies counted once)."""
+        return len(np.unique(self.columns.clusters()[self.found.docs]))
+
+    def top_stories(self, k: int) -> np.ndarray:
+        """Positions of the first ``k`` matches in rank order that are each the best-ranked
+        copy of their story."""
+        clusters = self.columns.clusters()
+        want = k
+        while True:
+            first = self.top(want)
+            _, at = np.unique(clusters[self.found.docs[first]], return_index=True)
+            if len(at) >= k or want >= self.total:
+                return first[np.sort(at)[:k]]
+            want *= 4
+
+    def matched_terms(self, docnum: int) -> list[tuple[str, bytes]]:
+        """The query's terms (not under a NOT) that ``docnum`` holds: what Whoosh records
+        per hit (``terms=True``) for its highlighter."""
+        return [term for term, docs in self.found.terms.items()
+                if len(docs) and _member(np.array([docnum]), docs)[0]]
+
+    def entries(self, positions: np.ndarray) -> list[tuple[float, int]]:
+        """(score, docnum) of the matches at ``positions``."""
+        return [(float(self.found.scores[p]), int(self.found.docs[p])) for p in positions]

@@ -1,0 +1,419 @@
+"""The columnar query core (``archive.columns``) against the Whoosh path it stands in for.
+
+Differential: every query runs twice over one real index, once on the columns and once with
+``use_columns=False``, and the answers must agree: the same matches with the same scores (to
+1e-6), the same top 10 in the same order (an exchange allowed only between documents whose
+scores tie to 1e-9, the order floating-point summation may settle either way), the same
+hits, snippets, totals, facets and relaxation. On the shared corpora that is 300 queries
+built from real headlines; on a generated corpus (no corpora needed) a smaller set of every
+form. Then the sidecars' life: written by ``archive index``, rebuilt after deletions and
+merges, a missing one sends searches to Whoosh and ``archive check`` notes it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from archive import columns
+from archive.analysis import STOP_WORDS
+from archive.indexer import Indexer
+from archive.query import Filters
+from archive.search import Archive
+from tests.conftest import CORPORA, needs_corpora
+
+SORTS = ("relevance", "newest", "oldest")
+
+
+# --- the comparison -------------------------------------------------------------------------
+
+def _raw_scores(archive: Archive, text: str, filters: Filters | None) -> dict[int, float]:
+    """Whoosh's own score of every match (the Whoosh path's collector, unrounded)."""
+    results = archive.searcher.search(archive.parse(text), limit=None,
+                                      filter=(filters or Filters()).query())
+    return {docnum: score for score, docnum in results.top_n}
+
+
+def _column_scores(archive: Archive, text: str, filters: Filters | None) -> dict[int, float]:
+    index = archive.column_index()
+    assert index is not None
+    found = index.match(archive.parse(text), (filters or Filters()).query())
+    return dict(zip(found.docs.tolist(), found.scores.tolist()))
+
+
+def _same_order(ours: list[int], theirs: list[int], scores: dict[int, float]) -> None:
+    """The same documents in the same order, but for exchanges among tied scores."""
+    assert len(ours) == len(theirs)
+    for n, (a, b) in enumerate(zip(ours, theirs)):
+        if a != b:
+            assert abs(scores[a] - scores[b]) < 1e-9, (n, a, b, scores[a], scores[b])
+
+
+def compare(on_columns: Archive, on_whoosh: Archive, text: str, sort: str = "relevance",
+            filters: Filters | None = None, *, expect_columns: bool = True) -> None:
+    assert on_columns.search_path(text, filters=filters) == \
+        ("columns" if expect_columns else "whoosh"), text
+    page = on_columns.search(text, sort=sort, filters=filters)
+    want = on_whoosh.search(text, sort=sort, filters=filters)
+    assert (page.total, page.relaxed, page.suggestion, page.query) == \
+        (want.total, want.relaxed, want.suggestion, want.query), text
+    assert page.facets == want.facets, text
+    scores: dict[int, float] = {}
+    if page.total and not page.relaxed and expect_columns:
+        scores = _column_scores(on_columns, text, filters)
+        theirs = _raw_scores(on_whoosh, text, filters)
+        assert scores.keys() == theirs.keys(), text
+        assert max(abs(scores[d] - theirs[d]) for d in scores) < 1e-6, text
+    if sort != "relevance" or not scores:
+        assert page.hits == want.hits, (text, sort)
+        return
+    number = {hit.id: on_whoosh.searcher.document_number(id=hit.id)
+              for hit in (*page.hits, *want.hits)}
+    _same_order([number[h.id] for h in page.hits], [number[h.id] for h in want.hits], scores)
+    by_id = {hit.id: hit for hit in want.hits}
+    for hit in page.hits:
+        if hit.id in by_id:  # the same article shown the same way (rank aside, in a tie)
+            other = by_id[hit.id]
+            assert (hit.title, hit.snippet, hit.score, hit.copies, hit.date) == \
+                (other.title, other.snippet, other.score, other.copies, other.date), text
+    _same_order(list(on_columns.matching(text, filters=filters).docnums),
+                list(on_whoosh.matching(text, filters=filters).docnums), scores)
+
+
+# --- queries from headlines -------------------------------------------------------------------
+
+def _words(title: str) -> list[str]:
+    return [w for w in re.findall(r"[A-Za-z]+", title.lower())
+            if len(w) >= 3 and w not in STOP_WORDS]
+
+
+def headline_queries(archive: Archive, count: int, seed: int
+                     ) -> Iterator[tuple[str, str, Filters | None]]:
+    """(query, sort, filters) triples built from the index's own headlines: single words,
+    two words, explicit AND / OR / NOT, field terms, facet terms and date filters, under
+    each sort; the forms a reader types, in even measure."""
+    rng = random.Random(seed)
+    reader = archive.searcher.reader()
+    stored = [fields for _, fields in reader.iter_docs()]
+    heads = [s for s in stored if len(_words(s.get("title", ""))) >= 2]
+    years = sorted({s["date"].year for s in stored if s.get("date")})
+    forms = ("one", "two", "and", "or", "not", "title", "facet", "year", "since", "date")
+    for n in range(count):
+        doc = heads[rng.randrange(len(heads))]
+        words = _words(doc["title"])
+        a, b = rng.sample(words, 2)
+        form, sort = forms[n % len(forms)], SORTS[n // len(forms) % len(SORTS)]
+        filters = None
+        if form == "one":
+            text = a
+        elif form == "two":
+            text = f"{a} {b}"
+        elif form == "and":
+            text = f"{a} AND {b}"
+        elif form == "or":
+            text = f"{a} OR {b}"
+        elif form == "not":
+            text = f"{a} -{b}" if n % 2 else f"{a} AND NOT {b}"
+        elif form == "title":
+            text = f"title:{a} {b}"
+        elif form == "facet":
+            facet = next(((name, doc[name].split(",")[0].strip().lower())
+                          for name in ("topic", "place", "source") if doc.get(name)), None)
+            text = f"{a} {facet[0]}:{facet[1].split()[0]}" if facet else a
+        elif form == "year" and years:
+            year = doc["date"].year if doc.get("date") else rng.choice(years)
+            text = f"{a} date:{year}"
+        elif form == "since" and years:
+            year = rng.choice(years)
+            text, filters = a, Filters(since=datetime(year, 1, 1),
+                                       until=datetime(year, 12, 31, 23, 59))
+        elif form == "date" and years:
+            text = f"{a} date:>{rng.choice(years)}-06-01"
+        else:
+            text = f"{a} OR {b} -{rng.choice(words)}"
+        yield text, sort, filters
+
+
+# --- a generated corpus (no shared corpora needed) -------------------------------------------
+
+VOCABULARY = ("oil prices bank rates trade talks election coalition harbour volcano grain "
+              "harvest wheat shipping strike union budget deficit minister court ruling "
+              "airline merger profit loss shares exports imports currency inflation "
+              "drought flood storm rescue council library orchestra symphony museum").split()
+SOURCES = ("Reuters", "AP", "BBC News", "")
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December")
+
+
+def write_generated(folder: Path, count: int, seed: int = 7) -> Path:
+    """``count`` short articles over a small vocabulary (so words repeat across articles
+    and scores tie), most dated in the text, some wire copies of others."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    texts: list[str] = []
+    for n in range(count):
+        if texts and n % 17 == 0:  # a wire copy: the same story again
+            text = texts[rng.randrange(len(texts))]
+        else:
+            head = " ".join(rng.choice(VOCABULARY) for _ in range(rng.randint(3, 6)))
+            body = " ".join(rng.choice(VOCABULARY[:rng.randint(8, len(VOCABULARY))])
+                            for _ in range(rng.randint(20, 120)))
+            dated = "" if n % 9 == 0 else \
+                f" on {MONTHS[rng.randrange(12)]} {rng.randint(1, 28)}, {rng.randint(2012, 2019)},"
+            text = f"{head.capitalize()}\n\nThe story broke{dated} said officials. {body}.\n\n" \
+                   f"{rng.choice(SOURCES)}\n"
+        texts.append(text)
+        (folder / f"story{n:04d}.txt").write_text(text, encoding="utf-8")
+    return folder
+
+
+def _index(folder: Path, *inputs: Path) -> None:
+    report = Indexer(folder).run([str(p) for p in inputs])
+    assert not report.skipped, report.skipped
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Archive, Archive]]:
+    base = tmp_path_factory.mktemp("columns-generated")
+    _index(base / "index", write_generated(base / "news", 260))
+    with Archive(base / "index") as on_columns, \
+            Archive(base / "index", use_columns=False) as on_whoosh:
+        yield on_columns, on_whoosh
+
+
+def test_the_index_run_writes_a_sidecar_per_segment(generated) -> None:  # noqa: ANN001
+    on_columns, _ = generated
+    status = columns.column_status(on_columns.folder, on_columns.searcher.reader())
+    assert status.complete and status.present and not status.orphans
+    assert on_columns.column_index() is not None
+
+
+@pytest.mark.parametrize("sort", SORTS)
+def test_generated_corpus_every_form_agrees_with_whoosh(generated, sort: str) -> None:  # noqa: ANN001
+    on_columns, on_whoosh = generated
+    fixed = ["oil", "oil prices", "oil AND prices", "oil OR symphony", "oil -prices",
+             "NOT oil", "", "title:harbour", "source:reuters oil", "harbour date:2015",
+             "date:[2014-03-01 to 2016-08-31]", "date:>2017-01-01 bank", "title:oil^2 bank",
+             "(oil OR grain) AND (strike OR union)", "oil symphony xylophone",
+             "volcano library orchestra drought"]
+    for text in fixed:
+        compare(on_columns, on_whoosh, text, sort)
+    for text, _sort, filters in headline_queries(on_columns, 60, seed=1):
+        compare(on_columns, on_whoosh, text, sort, filters)
+    compare(on_columns, on_whoosh, "oil", sort, Filters(source="Reuters", undated=False))
+    compare(on_columns, on_whoosh, "bank", sort, Filters(undated=True))
+
+
+def test_pages_and_copies_agree(generated) -> None:  # noqa: ANN001
+    on_columns, on_whoosh = generated
+    for page in (1, 2, 3):
+        for all_copies in (False, True):
+            ours = on_columns.search("oil OR bank", page=page, page_size=7,
+                                     all_copies=all_copies)
+            theirs = on_whoosh.search("oil OR bank", page=page, page_size=7,
+                                      all_copies=all_copies)
+            assert (ours.total, [h.id for h in ours.hits]) == \
+                (theirs.total, [h.id for h in theirs.hits])
+    assert any(h.copies for h in on_columns.search("", page_size=300).hits)
+
+
+@pytest.mark.parametrize("form, example", columns.FALLBACK_FORMS)
+def test_named_forms_fall_back_to_whoosh_with_the_same_results(generated, form: str,  # noqa: ANN001
+                                                               example: str) -> None:
+    on_columns, on_whoosh = generated
+    assert on_columns.search_path(example) == "whoosh", form
+    ours, theirs = on_columns.search(example), on_whoosh.search(example)
+    assert (ours.total, ours.hits) == (theirs.total, theirs.hits)
+
+
+def test_forms_outside_the_fallback_list_run_on_the_columns(generated) -> None:  # noqa: ANN001
+    on_columns, _ = generated
+    for text in ("oil", "oil bank", "oil OR bank", "oil -bank", "title:oil", "year:2015",
+                 "source:reuters", "date:2015", ""):
+        assert on_columns.search_path(text) == "columns", text
+
+
+def test_whoosh_path_forced_by_flag_and_environment(generated, monkeypatch) -> None:  # noqa: ANN001
+    on_columns, on_whoosh = generated
+    assert on_whoosh.search_path("oil") == "whoosh"
+    monkeypatch.setenv("ARCHIVE_COLUMNS", "0")
+    with Archive(on_columns.folder) as forced:
+        assert forced.search_path("oil") == "whoosh"
+    monkeypatch.setenv("ARCHIVE_COLUMNS", "1")
+    with Archive(on_columns.folder) as allowed:
+        assert allowed.search_path("oil") == "columns"
+
+
+# --- the sidecars' life ------------------------------------------------------------------------
+
+def test_sidecars_follow_deletions_additions_and_merges(tmp_path: Path, cli_for) -> None:  # noqa: ANN001
+    news = write_generated(tmp_path / "news", 120, seed=3)
+    index = tmp_path / "index"
+    _index(index, news)
+    gone = sorted(news.glob("*.txt"))[:15]
+    names = {p.name for p in gone}
+    with Archive(index) as before:
+        gone_ids = {h.id for h in before.search("", page_size=500, all_copies=True).hits
+                    if Path(before.article(h.id).path).name in names}
+    assert len(gone_ids) == len(gone)
+    for path in gone:
+        path.unlink()
+    write_generated(tmp_path / "more", 40, seed=11)
+    for path in (tmp_path / "more").glob("*.txt"):
+        shutil.move(path, news / f"more-{path.name}")
+    _index(index, news)                 # deletions and a new segment
+    _index(index, news)                 # nothing changed: nothing to write
+    with Archive(index) as on_columns, Archive(index, use_columns=False) as on_whoosh:
+        status = columns.column_status(index, on_columns.searcher.reader())
+        assert status.complete and not status.orphans
+        listed = {h.id for h in on_columns.search("", page_size=1000, all_copies=True).hits}
+        assert not listed & gone_ids
+        for text in ("oil", "bank OR harbour", "NOT oil", ""):
+            for sort in SORTS:
+                compare(on_columns, on_whoosh, text, sort)
+    # a merge into one segment: the old segments' sidecars go, the new one's is written
+    from archive import store
+    ix = store.open_index(index)
+    writer = ix.writer()
+    writer.commit(optimize=True)
+    columns.sync_columns(index, store.open_index(index))
+    with Archive(index) as on_columns, Archive(index, use_columns=False) as on_whoosh:
+        status = columns.column_status(index, on_columns.searcher.reader())
+        assert status.complete and not status.orphans and len(status.present) == 1
+        assert len(list((index / columns.COLUMNS_DIR).iterdir())) == 1
+        for text in ("oil", "bank -harbour", "date:2016"):
+            compare(on_columns, on_whoosh, text)
+    assert cli_for(index)("check").exit_code == 0
+
+
+def test_a_missing_sidecar_falls_back_and_check_notes_it(tmp_path: Path, cli_for) -> None:  # noqa: ANN001
+    index = tmp_path / "index"
+    _index(index, write_generated(tmp_path / "news", 60, seed=5))
+    sidecars = list((index / columns.COLUMNS_DIR).iterdir())
+    assert sidecars
+    shutil.rmtree(sidecars[0])
+    with Archive(index) as archive, Archive(index, use_columns=False) as on_whoosh:
+        assert archive.column_index() is None
+        assert archive.search_path("oil") == "whoosh"
+        assert archive.search("oil").hits == on_whoosh.search("oil").hits
+    checked = cli_for(index)("check")
+    assert checked.exit_code == 0
+    assert "without a current columnar sidecar" in checked.output
+    _index(index, tmp_path / "news")   # the next run writes it again
+    with Archive(index) as archive:
+        assert archive.search_path("oil") == "columns"
+    assert "columnar" not in cli_for(index)("check").output
+
+
+def test_a_stale_sidecar_is_not_used(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    _index(index, write_generated(tmp_path / "news", 40, seed=9))
+    meta = next((index / columns.COLUMNS_DIR).iterdir()) / "meta.json"
+    meta.write_text(meta.read_text().replace('"doc_count": ', '"doc_count": 1'))
+    with Archive(index) as archive:
+        assert archive.search_path("oil") == "whoosh"
+
+
+# --- 300 real headline queries on the shared corpora -------------------------------------------
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[Any, Any]]]:
+    base = tmp_path_factory.mktemp("columns-shared")
+    reuters = base / "reuters"
+    reuters.mkdir()
+    for name in ("reut2-000.sgm", "reut2-001.sgm", "reut2-002.sgm"):  # 3,000 articles
+        (reuters / name).symlink_to(CORPORA / "reuters21578" / name)
+    out: dict[str, tuple[Any, Any]] = {}
+    for name, source in (("bbc", CORPORA / "bbc"), ("reuters", reuters)):
+        _index(base / name, source)
+        out[name] = (Archive(base / name), Archive(base / name, use_columns=False))
+    yield out
+    for pair in out.values():
+        for archive in pair:
+            archive.close()
+
+
+@needs_corpora
+@pytest.mark.corpus
+@pytest.mark.parametrize("corpus", ["bbc", "reuters"])
+def test_300_headline_queries_agree_with_whoosh(shared, corpus: str) -> None:  # noqa: ANN001
+    on_columns, on_whoosh = shared[corpus]
+    queries = list(headline_queries(on_columns, 150, seed=14))
+    assert len(queries) == 150
+    for text, sort, filters in queries:
+        compare(on_columns, on_whoosh, text, sort, filters)
+
+
+def test_an_excluded_word_excludes_a_segments_first_match_on_both_paths(generated) -> None:  # noqa: ANN001
+    # Whoosh's own AndNotMatcher let a segment's first match through when the excluded
+    # word's first document came earlier (archive.query.Exclusion); on this corpus it did
+    on_columns, on_whoosh = generated
+    with_price = set(on_whoosh.searcher.docs_for_query(on_whoosh.parse("prices")))
+    for archive in (on_columns, on_whoosh):
+        listed = set(archive.matching("oil -prices", all_copies=True).docnums)
+        assert listed and not listed & with_price
+
+
+def test_an_open_archive_whose_sidecars_a_later_run_removed_uses_whoosh(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    _index(index, write_generated(tmp_path / "news", 40, seed=13))
+    with Archive(index) as archive, Archive(index, use_columns=False) as on_whoosh:
+        assert archive.column_index() is not None   # opened, no field read yet
+        shutil.rmtree(index / columns.COLUMNS_DIR)  # as a later run's sync after a merge
+        assert archive.search("oil").hits == on_whoosh.search("oil").hits
+        assert archive.search_path("oil") == "whoosh"
+
+
+@pytest.mark.parametrize("procs", [1, 2])
+def test_sidecars_tapped_from_the_writer_equal_ones_read_back(tmp_path: Path,
+                                                              procs: int) -> None:
+    """The writer's tap (``columns.PostingsTap``) writes each new segment's sidecar from the
+    postings it writes; every array equals the one read back from the finished segment."""
+    import numpy as np
+
+    from archive import store
+
+    from functools import partial
+
+    source = tmp_path / "source"
+    _index(source, write_generated(tmp_path / "news", 90, seed=21))
+    index = tmp_path / "index"
+    ix = store.create_index(index)
+    writer = store.open_writer(ix, index, procs=procs, split_min=10,
+                               tap=partial(columns.PostingsTap, index / columns.COLUMNS_DIR))
+    store.add_articles(writer, store.iter_articles(store.open_index(source)))
+    writer.commit()  # no sync: any sidecar there is the tap's
+    tapped = index / columns.COLUMNS_DIR
+    again = tmp_path / "read-back"
+    with store.open_index(index).reader() as reader:
+        leaves = [leaf for leaf, _ in reader.leaf_readers()]
+        assert len(leaves) == procs
+        for leaf in leaves:
+            columns.write_sidecar(again, leaf)
+    names = sorted(p.name for p in tapped.iterdir())
+    assert names == sorted(p.name for p in again.iterdir())
+    for name in names:
+        files = sorted(p.name for p in (tapped / name).iterdir())
+        assert files == sorted(p.name for p in (again / name).iterdir())
+        for file in files:
+            if file.endswith(".npy"):
+                ours, theirs = np.load(tapped / name / file), np.load(again / name / file)
+                assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), file
+
+
+@pytest.mark.parametrize("sort", SORTS)
+def test_a_relaxed_query_ranks_on_the_columns_as_on_whoosh(generated, sort: str) -> None:  # noqa: ANN001
+    on_columns, on_whoosh = generated
+    text = "oil symphony xylophone"   # no article has all three: any word, most words first
+    assert on_columns.search_path(text) == "columns"
+    ours, theirs = on_columns.search(text, sort=sort), on_whoosh.search(text, sort=sort)
+    assert ours.relaxed and ours.total > 10
+    assert (ours.total, ours.hits, ours.suggestion) == (theirs.total, theirs.hits,
+                                                        theirs.suggestion)
