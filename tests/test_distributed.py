@@ -28,6 +28,8 @@ from typing import Any
 import pytest
 
 from archive import store
+from archive.columns import sync as column_sync
+from archive.columns.sidecar import write_sidecar
 from archive.enrich.duplicates import DuplicateFinder
 from archive.indexer import DUPLICATES, Indexer
 
@@ -86,6 +88,26 @@ def assert_same_index(a: Path, b: Path) -> None:
     assert one["lengths"] == two["lengths"]
     assert one["cluster_column"] == two["cluster_column"]
     assert one["clusters"] == two["clusters"]
+
+
+def assert_sidecars_as_read_back(folder: Path, scratch: Path) -> None:
+    """Every segment has its columnar sidecar, equal array for array to one read back from
+    the segment (a worker's tap wrote it, or the client's sync)."""
+    import numpy as np
+
+    from archive import columns
+
+    with store.open_index(folder).reader() as reader:
+        leaves = [leaf for leaf, _ in reader.leaf_readers()]
+        assert columns.column_status(folder, reader).complete
+        for leaf in leaves:
+            columns.write_sidecar(scratch, leaf)
+    ours = folder / columns.COLUMNS_DIR
+    assert sorted(p.name for p in ours.iterdir()) == sorted(p.name for p in scratch.iterdir())
+    for sidecar in scratch.iterdir():
+        for file in sidecar.glob("*.npy"):
+            mine, back = np.load(ours / sidecar.name / file.name), np.load(file)
+            assert mine.dtype == back.dtype and np.array_equal(mine, back), file
 
 
 def same_report(a: Any, b: Any) -> None:
@@ -164,11 +186,19 @@ def bbc_built(bbc: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path
 # --- a LocalCluster ------------------------------------------------------------------------------
 
 def test_local_cluster_builds_the_bbc_slice_as_in_process(
-        client: Any, bbc: Path, bbc_built: tuple[Path, Any], tmp_path: Path) -> None:
+        client: Any, bbc: Path, bbc_built: tuple[Path, Any], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "index"
+    read_back = []
+    monkeypatch.setattr(column_sync, "write_sidecar",
+                        lambda *a, **k: read_back.append(a[1]) or write_sidecar(*a, **k))
     report = DistributedIndexer(folder, client, commit_every=30,
                                 batch_bytes=24 << 10).run([bbc])
     same_report(report, bbc_built[1])
+    # the workers wrote their segments' sidecars; the client read back only the segments its
+    # own commits merged
+    assert len(read_back) < report.dask["segments_as_files"]
+    assert_sidecars_as_read_back(folder, tmp_path / "read-back")
     assert report.added == 52 and report.clusters >= 1
     # bad input on a worker: named as the in-process run names it, and the run went on
     assert [e.path for e in report.skipped] == ["bbc/broken.json"]
@@ -208,6 +238,7 @@ def test_local_cluster_builds_the_reuters_slice_as_bytes(client: Any, tmp_path: 
     assert report.added == 150
     assert report.dask["segments_as_bytes"] == 3 and report.dask["segments_as_files"] == 0
     assert_same_index(tmp_path / "dask", tmp_path / "inproc")
+    assert_sidecars_as_read_back(tmp_path / "dask", tmp_path / "read-back")
 
 
 def test_without_dask_the_options_say_what_is_missing(monkeypatch: pytest.MonkeyPatch,

@@ -12,9 +12,10 @@ Pipelining: a window of batches is being read while the client applies the oldes
 segment is written as soon as its clusters are known, with a higher priority than reading
 ahead, so a worker holds few batches in memory.
 
-Seam for the columnar query core (issue 14, not landed): when it does, ``write_segment``
-writes the segment's sidecar files beside it, they are listed in ``Shipped.names`` and moved
-or written by ``install`` like the segment's own files.
+Each segment comes with its columnar sidecar (``archive.columns``), written by the worker
+from the postings as it writes them; ``install`` puts it in place with the segment, so the
+client's sync at the end of the run only removes the sidecars of merged-away segments and
+writes those of the segments its own commits merged.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import tempfile
 import time
 from collections import deque
 from pathlib import Path
 from typing import Any
 
-from archive import store
+from archive import columns, store
 from archive.distributed import tasks
 from archive.enrich.minhash import Signature
 from archive.indexer import Indexer, IndexReport, Progress
@@ -193,15 +195,32 @@ class DistributedIndexer(Indexer):
         self.serial_seconds += time.perf_counter() - began
 
     def install(self, shipped: tasks.Shipped) -> Any:
-        """Put a shipped segment's files in the index folder (not yet in any TOC)."""
+        """Put a shipped segment's files in the index folder (not yet in any TOC), and its
+        sidecar in the index's columns folder (renamed into place whole, as
+        ``columns.write_sidecar`` does)."""
+        segment_id = shipped.segment.segment_id()
+        columns_dir = self.folder / columns.COLUMNS_DIR
+        target = columns_dir / segment_id
         if shipped.folder is not None:
             for name in shipped.names:
                 os.replace(Path(shipped.folder) / name, self.folder / name)
+            sidecar = Path(shipped.folder) / columns.COLUMNS_DIR / segment_id
+            if sidecar.is_dir():
+                columns_dir.mkdir(exist_ok=True)
+                shutil.rmtree(target, ignore_errors=True)
+                os.replace(sidecar, target)
             shutil.rmtree(shipped.folder, ignore_errors=True)
             self.shipped["files"] += 1
         else:
             for name, data in (shipped.files or {}).items():
                 (self.folder / name).write_bytes(data)
+            if shipped.sidecar_files:
+                columns_dir.mkdir(exist_ok=True)
+                temp = Path(tempfile.mkdtemp(prefix=f".{segment_id}.", dir=columns_dir))
+                for name, data in shipped.sidecar_files.items():
+                    (temp / name).write_bytes(data)
+                shutil.rmtree(target, ignore_errors=True)
+                os.replace(temp, target)
             self.shipped["bytes"] += 1
         return shipped.segment
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from archive import store
+from archive import columns, store
 from archive.article import Article
 from archive.enrich.duplicates import DuplicateFinder, article_text
 from archive.reading import Examined, examine
@@ -64,12 +64,15 @@ class Planned:
 
 @dataclass
 class Shipped:
-    """A segment a worker wrote: in ``folder`` (shared with the client), or as ``files``."""
+    """A segment a worker wrote, with its columnar sidecar: in ``folder`` (shared with the
+    client; the sidecar in its ``columns.COLUMNS_DIR``), or as ``files`` and
+    ``sidecar_files`` (the sidecar's file names to bytes)."""
 
     segment: Any
     names: list[str]
     folder: str | None = None
     files: dict[str, bytes] | None = None
+    sidecar_files: dict[str, bytes] | None = None
 
 
 def document_digest(article: Article) -> str:
@@ -112,7 +115,9 @@ def sees(staging: str, token: str) -> bool:
 
 def write_segment(batch: tuple[list[Examined], list[Article]], clusters: dict[str, str],
                   staging: str | None, token: str, require_shared: bool = False) -> Shipped:
-    """The batch's articles named in ``clusters``, with those clusters, as one segment."""
+    """The batch's articles named in ``clusters``, with those clusters, as one segment, and
+    the segment's columnar sidecar tapped from its postings as they are written (so the
+    client need not read the segment back to write it)."""
     articles = [replace(a, cluster=clusters[a.id]) for a in batch[1] if a.id in clusters]
     shared = staging is not None and sees(staging, token)
     if require_shared and not shared:
@@ -120,13 +125,17 @@ def write_segment(batch: tuple[list[Examined], list[Article]], clusters: dict[st
     folder = Path(tempfile.mkdtemp(prefix="segment-", dir=staging if shared else None))
     try:
         ix = store.create_index(folder)
-        writer = store.ArchiveWriter(ix, lock=False)
+        writer = store.ArchiveWriter(ix, lock=False,
+                                     tap=columns.PostingsTap(folder / columns.COLUMNS_DIR))
         store.add_articles(writer, articles)
         segment = writer.finalize_segment()
         names = sorted(n for n in os.listdir(folder) if segment.segid in n)
         if shared:
             return Shipped(segment, names, folder=str(folder))
-        return Shipped(segment, names, files={n: (folder / n).read_bytes() for n in names})
+        sidecar = folder / columns.COLUMNS_DIR / segment.segment_id()
+        return Shipped(segment, names, files={n: (folder / n).read_bytes() for n in names},
+                       sidecar_files={p.name: p.read_bytes() for p in sidecar.iterdir()}
+                       if sidecar.is_dir() else None)
     finally:
         if not shared:
             shutil.rmtree(folder, ignore_errors=True)
