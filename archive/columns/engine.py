@@ -1,4 +1,5 @@
 """A parsed Whoosh query answered from the columnar sidecars, with Whoosh's exact scores.
+One idea: a query tree evaluated on whole postings arrays, as Whoosh would score it.
 
 Whoosh's matchers walk postings one document at a time in Python; here each term's postings
 are whole numpy arrays, an AND is a vectorised intersection, an OR an accumulation into a

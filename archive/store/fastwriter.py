@@ -1,4 +1,5 @@
 """The writer's fast path, and every other use of Whoosh's private names, in one room.
+One idea: the one place that knows Whoosh's internals.
 
 This module re-implements parts of Whoosh's writer (SegmentWriter.add_document, the W3
 postings writer's block set-up) and reads parts of its readers (the W3 matcher's blocks, a
