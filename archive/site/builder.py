@@ -87,12 +87,15 @@ Progress = Callable[[int, int], None]
 
 def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
                templates: Path | None = None, progress: Progress | None = None,
-               force: bool = False, procs: int | None = None) -> BuildReport:
+               force: bool = False, procs: int | None = None,
+               cluster: Any = None) -> BuildReport:
     """Build (or bring up to date) the static site for the index at ``index_dir`` in ``out``.
 
     With two processes (``procs``; by default when a second process pays, see
     ``processes.second_process_pays``) a forked child writes the pages while this process
     builds the search bundle (itself on two processes); the files are the same either way.
+    With ``cluster`` (a Dask client) the search bundle is built by its workers while this
+    process writes the pages (``archive.distributed.site``); the files are the same again.
     """
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -107,7 +110,10 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
     folder = OutputFolder(out)
     with Archive(index_dir) as archive:
         site = _Site(archive, env, folder, config, progress)
-        site.build(procs or (2 if processes.second_process_pays() else 1))
+        if cluster is not None:
+            site.build_with(cluster, index_dir)
+        else:
+            site.build(procs or (2 if processes.second_process_pays() else 1))
         report = BuildReport(articles=site.articles, search=site.search_report)
     report.removed = folder.remove_stale(set(previous.get("files", [])))
     report.pages, report.written = len(folder.produced), folder.written
@@ -154,6 +160,29 @@ class _Site:
         finally:
             if pages is not None:
                 pages.stop()
+
+    def build_with(self, cluster: Any, index_dir: Path) -> None:
+        """The build with the search bundle on a Dask cluster: its tasks are submitted first,
+        so the workers run them while this process writes the pages."""
+        from archive.distributed.site import DistributedBundle  # only a Dask build imports it
+
+        everything = self.archive.search("", sort="newest", page_size=1, all_copies=True)
+        self.articles = everything.total
+        self.facets = everything.facets
+        bundle = DistributedBundle(cluster, self.archive, index_dir)
+        try:
+            bundle.submit()
+            self.write_pages(everything)
+            progress = self.progress
+
+            def tasks_done(done: int, total: int) -> None:
+                if progress:  # the bar goes on from the pages to the bundle's tasks
+                    progress(everything.total + done, everything.total + total)
+            self.search_report = bundle.finish(self.folder, tasks_done).to_dict()
+            self.search_report["dask"] = bundle.summary()
+            self.write_search_page()
+        finally:
+            bundle.release()
 
     def write_pages(self, everything: ResultsPage) -> Record:
         """Every page but the search page (which goes with the search bundle), the feeds,
@@ -320,6 +349,9 @@ class _Site:
 
     def write_search(self, procs: int) -> None:
         self.search_report = site_search.build(self.archive, self.folder, procs)
+        self.write_search_page()
+
+    def write_search_page(self) -> None:
         markup = site_search.page_markup(urls.root_prefix(urls.SEARCH), env=self.env)
         self.page(urls.SEARCH, "search.html", "Search", in_sitemap=False,
                   search_markup=markup, facets=self.facets)
