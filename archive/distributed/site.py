@@ -88,6 +88,7 @@ class DistributedBundle:
         """Submit every task that needs nothing from this process; returns at once."""
         self.started = time.perf_counter()
         count = len(self.numbering)
+        self.check_workers()
         bounds = self.term_bounds(self.ranges)
         for i, (start, stop) in enumerate(zip(["", *bounds], [*bounds, None])):
             entries = self._submit(sitetasks.term_range, self.at, start, stop, self.head_size,
@@ -114,6 +115,16 @@ class DistributedBundle:
         self.second_phase = len(self._term_ranges) * self.groups + 2 * self.groups
         self.total += self.second_phase
         return self
+
+    def check_workers(self) -> None:
+        """Have every worker open the index now: one that cannot see it (or sees another
+        generation) fails the build before any page is written. A worker joining later
+        meets the same check in its first task."""
+        began = time.perf_counter()
+        try:
+            self.client.run(sitetasks.check_index, self.at)
+        finally:
+            self.waited += time.perf_counter() - began
 
     def term_bounds(self, ranges: int) -> list[str]:
         """Words that cut the term list into ``ranges`` ranges of about equal postings (the

@@ -63,15 +63,18 @@ _OPENED: dict[IndexAt, Opened] = {}
 _LOCK = threading.Lock()   # a worker may run tasks on several threads
 
 
-def worker_name() -> str:
-    try:
-        from distributed import get_worker
-        return f"at {get_worker().address}"
-    except (ImportError, ValueError):
-        return "(not in a worker)"
+def worker_name(worker: Any = None) -> str:
+    """This worker's address, for messages (``worker``: one ``client.run`` hands over)."""
+    if worker is None:
+        try:
+            from distributed import get_worker
+            worker = get_worker()
+        except (ImportError, ValueError):
+            return "(address unknown)"
+    return f"at {worker.address}"
 
 
-def opened(at: IndexAt) -> Opened:
+def opened(at: IndexAt, worker: Any = None) -> Opened:
     """The index ``at`` names, opened once per worker process (an earlier one closed)."""
     with _LOCK:
         found = _OPENED.get(at)
@@ -84,7 +87,7 @@ def opened(at: IndexAt) -> Opened:
             archive = Archive(Path(at.folder))
         except (store.IndexMissing, OSError) as exc:
             raise IndexNotShared(
-                f"the Dask worker {worker_name()} cannot open the index folder {at.folder} "
+                f"the Dask worker {worker_name(worker)} cannot open the index folder {at.folder} "
                 f"({exc}); the site build reads the index on the workers, so they must see "
                 "that folder at the same path (a shared file system)") from None
         generation = archive.searcher.reader().generation()
@@ -92,11 +95,18 @@ def opened(at: IndexAt) -> Opened:
             archive.close()
             raise IndexChanged(
                 f"the index in {at.folder} is at generation {generation} on the Dask worker "
-                f"{worker_name()}, not {at.generation} as on this machine (it changed during "
+                f"{worker_name(worker)}, not {at.generation} as on this machine (it changed during "
                 "the build, or the worker sees another copy): build the site again")
         found = _OPENED[at] = Opened(archive, postings.Numbering(archive),
                                      postings.FieldScorer(archive))
         return found
+
+
+def check_index(at: IndexAt, dask_worker: Any = None) -> int:
+    """Run on every worker before the build (``client.run``): opens the index, so a worker
+    that cannot see it fails the build at once, and the others have it open when the tasks
+    come; the number of articles it holds."""
+    return len(opened(at, dask_worker).numbering)
 
 
 # --- term lists --------------------------------------------------------------------------------
