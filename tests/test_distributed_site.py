@@ -176,10 +176,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
         running.stop()
 
 
+@pytest.mark.parametrize("moment", ["pages", "bundle"])
 def test_cluster_with_a_worker_killed_mid_build_builds_the_clean_site(
-        cluster: Cluster, index: Path, in_process: tuple[Path, Any], tmp_path: Path) -> None:
-    """A worker is SIGKILLed while the client writes the pages, holding range results the
-    shards still need: Dask recomputes them on the other worker, and the site is the clean
+        moment: str, cluster: Cluster, index: Path, in_process: tuple[Path, Any],
+        tmp_path: Path) -> None:
+    """A worker is SIGKILLed while the client writes the pages (its tasks running), or once
+    the client writes the bundle's first files (the worker holding range results the shards
+    still need): Dask recomputes what it lost on the other worker, and the site is the clean
     one (nothing lost, nothing twice)."""
     cluster.keep_workers(2)
     out = tmp_path / "site"
@@ -189,10 +192,14 @@ def test_cluster_with_a_worker_killed_mid_build_builds_the_clean_site(
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     victim = cluster.workers[0]
     deadline = time.monotonic() + 300
-    # mid-build: the tasks are submitted before the first page is written
-    while not (out.is_dir() and any(out.iterdir())) and run.poll() is None:
-        assert time.monotonic() < deadline, "the build wrote no page"
-        time.sleep(0.02)
+
+    def reached() -> bool:   # the tasks are submitted before the first page is written
+        if moment == "pages":
+            return out.is_dir() and any(out.iterdir())
+        return (out / "search" / "bundle" / "a").is_dir()
+    while not reached() and run.poll() is None:
+        assert time.monotonic() < deadline, f"the build never reached its {moment}"
+        time.sleep(0.01)
     killed_mid_build = run.poll() is None
     os.kill(victim.pid, signal.SIGKILL)
     victim.wait()
@@ -201,6 +208,21 @@ def test_cluster_with_a_worker_killed_mid_build_builds_the_clean_site(
     assert killed_mid_build, "the build ended before the worker was killed: make it longer"
     report = json.loads(stdout)
     assert report["search"]["dask"]["scheduler"] == cluster.address
+    if moment == "bundle":   # results the killed worker held were computed again
+        prefix = f"archive-site-{report['search']['dask']['run']}-"
+
+        def reruns(dask_scheduler: Any) -> list[str]:
+            """On the scheduler (a closure, so it travels by value): the build's tasks that
+            went to a worker more than once."""
+            counts: dict[str, int] = {}
+            for entry in dask_scheduler.transition_log:
+                key, finish = str(entry[0]), entry[2]
+                if key.startswith(prefix) and finish == "processing":
+                    counts[key] = counts.get(key, 0) + 1
+            return [key for key, n in counts.items() if n > 1]
+        with distributed.Client(cluster.address, timeout="60s") as probe:
+            assert probe.run_on_scheduler(reruns), \
+                "no task of the build ran twice: the kill came too late"
     assert_same_site(out, in_process[0])
 
 

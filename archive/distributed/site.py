@@ -224,7 +224,7 @@ class DistributedBundle:
 
     def summary(self) -> dict[str, Any]:
         """The cluster's part of the build, for the site's report."""
-        return {"scheduler": self.client.scheduler.address,
+        return {"scheduler": self.client.scheduler.address, "run": self.run,
                 "workers": len(self.client.scheduler_info().get("workers", {})),
                 "tasks": self.total, "ranges": self.ranges, "groups": self.groups,
                 "client_wait_seconds": round(self.waited, 3)}
