@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -127,6 +128,49 @@ def test_more_ranges_than_workers_give_the_same_bundle(
     assert report.files == in_process[1].search["files"] and report.term_shards > 1
     ours, theirs = site_files(tmp_path / "bundle"), site_files(in_process[0])
     assert [name for name, data in ours.items() if theirs.get(name) != data] == []
+
+
+def _break_article(article_id: str) -> bool:
+    """Run on the workers by ``client.run``: the article file of ``article_id`` fails."""
+    from archive.site.search import articles, format
+    real = format.article_record
+
+    def breaking(stored: dict[str, Any]) -> dict[str, Any]:
+        if stored["id"] == article_id:
+            raise ValueError("a record the bundle cannot hold")
+        return real(stored)
+    articles.article_record = breaking
+    return True
+
+
+def _mend() -> bool:
+    from archive.site.search import articles, format
+    articles.article_record = format.article_record
+    return True
+
+
+def test_a_failing_task_is_one_line_naming_its_articles(
+        client: Any, index: Path, tmp_path: Path) -> None:
+    from archive.search import Archive
+    from archive.site.search.postings import Numbering
+    with Archive(index) as archive:
+        numbering = Numbering(archive)
+        number = len(numbering) // 2
+        article_id = archive.searcher.stored_fields(numbering.docnums[number])["id"]
+    assert all(client.run(_break_article, article_id).values())
+    try:
+        result = CliRunner().invoke(main, [
+            "site", "--index", str(index), "--out", str(tmp_path / "site"), "--no-progress",
+            "--cluster", client.scheduler.address])
+    finally:
+        client.run(_mend)
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, lines
+    found = re.fullmatch(r"Error: the search bundle's articles numbered (\d+) to (\d+) failed "
+                         r"on the Dask cluster: ValueError: a record the bundle cannot hold",
+                         lines[0])
+    assert found and int(found[1]) <= number <= int(found[2]), lines[0]
 
 
 def test_article_ranges_cover_every_number_once() -> None:

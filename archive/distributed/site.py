@@ -73,6 +73,7 @@ class DistributedBundle:
         self.second_phase = 0
         self.run = secrets.token_hex(4)
         self.futures: list[Any] = []   # every future of the build, held until it ends
+        self.what: dict[str, str] = {}  # a task's key -> what it builds, for messages
         self.total = 0                 # tasks in the plan (``done``: those finished)
         self.waited = 0.0              # seconds this process spent waiting for the cluster
         self.started = time.perf_counter()
@@ -92,13 +93,15 @@ class DistributedBundle:
         bounds = self.term_bounds(self.ranges)
         for i, (start, stop) in enumerate(zip(["", *bounds], [*bounds, None])):
             entries = self._submit(sitetasks.term_range, self.at, start, stop, self.head_size,
-                                   name=f"terms-{i}", priority=1)
+                                   name=f"terms-{i}", priority=1,
+                                   what=f"term lists from {start!r} to {stop!r}")
             self._term_ranges.append(entries)
             self._term_sizes.append(self._submit(sitetasks.entries_size, entries,
                                                  name=f"terms-size-{i}"))
         ranges = article_ranges(count, self.ranges)
         done = [self._submit(sitetasks.article_range, self.at, first, end, self.prefix,
-                             PAIR_PARTITIONS, name=f"articles-{first}", priority=2)
+                             PAIR_PARTITIONS, name=f"articles-{first}", priority=2,
+                             what=f"articles numbered {first} to {end - 1}")
                 for first, end in ranges]
         self._articles = [self._submit(sitetasks.article_part, d, name=f"articles-part-{i}")
                           for i, d in enumerate(done)]
@@ -106,7 +109,8 @@ class DistributedBundle:
             picks = [self._submit(sitetasks.pair_pick, d, self.groups, g,
                                   name=f"pairs-pick-{i}-{g}") for i, d in enumerate(done)]
             encoded = self._submit(sitetasks.pair_group, picks, PAIR_PARTITIONS, self.groups,
-                                   g, self.head_size, name=f"pairs-{g}")
+                                   g, self.head_size, name=f"pairs-{g}",
+                                   what=f"pair lists of group {g}")
             self._pair_groups.append(encoded)
             self._pair_sizes.append(self._submit(sitetasks.entries_size, encoded,
                                                  name=f"pairs-size-{g}"))
@@ -144,25 +148,30 @@ class DistributedBundle:
         return bounds
 
     def _submit(self, function: Callable[..., Any], *args: Any, name: str,
-                priority: int = 0) -> Any:
+                priority: int = 0, what: str | None = None) -> Any:
         future = self.client.submit(function, *args, key=f"archive-site-{self.run}-{name}",
                                     priority=priority)
         self.futures.append(future)
+        self.what[future.key] = what or f"task {name}"
         self.total += 1
         return future
 
     # -- the results ----------------------------------------------------------------------------
 
-    def result(self, future: Any, what: str) -> Any:
-        """A task's result; its failure as one line (a task fails only when it raised)."""
+    def result(self, future: Any) -> Any:
+        """A task's result; a failure as one line naming the task it started in (a task
+        fails only when it raised, or killed every worker that ran it)."""
         began = time.perf_counter()
         try:
             return future.result()
         except (IndexNotShared, IndexChanged):
             raise
         except Exception as exc:
-            raise BundleTaskFailed(f"the search bundle's {what} failed on the Dask cluster: "
-                                   f"{type(exc).__name__}: {exc}") from None
+            # dependents fail with their dependency's error: name the first task that failed
+            origin = next((f for f in self.futures if f.status == "error"), future)
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise BundleTaskFailed(f"the search bundle's {self.what[origin.key]} failed on "
+                                   f"the Dask cluster: {reason}") from None
         finally:
             self.waited += time.perf_counter() - began
 
@@ -181,7 +190,7 @@ class DistributedBundle:
             days: list[list[int]] = []
             ids = articles.IdBlocks(out, self.prefix, len(self.numbering))
             for future in self._articles:
-                part = self.result(future, "article range")
+                part = self.result(future)
                 for relative, data in part.files.items():
                     out.write(relative, data)
                 for offset, article_id in enumerate(part.ids):
@@ -190,8 +199,8 @@ class DistributedBundle:
                     facets.add(number, part.facets[offset])
                     articles.add_day(days, number, part.days[offset])
                 tell(self.done, self.total)
-            term_sizes = [self.result(f, "term list size") for f in self._term_sizes]
-            pair_sizes = [self.result(f, "pair list size") for f in self._pair_sizes]
+            term_sizes = [self.result(f) for f in self._term_sizes]
+            pair_sizes = [self.result(f) for f in self._pair_sizes]
             terms = sum(n for n, _ in term_sizes)
             term_shards = shard_count(sum(b for _, b in term_sizes), self.shard_bytes)
             npairs = sum(n for n, _ in pair_sizes)
@@ -209,7 +218,7 @@ class DistributedBundle:
                                           PAIR_PARTITIONS, pair_shards, self.prefix,
                                           name=f"pairs-files-{g}"))
             for future in files:
-                for relative, data in self.result(future, "shard files").items():
+                for relative, data in self.result(future).items():
                     out.write(relative, data)
                 tell(self.done, self.total)
             finish_bundle(out, self.prefix, facets, days, count, self.numbering.dated,
