@@ -168,7 +168,8 @@ def cmd_distributed(args: argparse.Namespace) -> dict:
         corpora = [c for c in corpora if c[0] != "bbc"]
     rows, projections, sites = distributed.run(corpora, args.data / "distributed",
                                                index=args.part != "site",
-                                               site=args.part != "index")
+                                               site=args.part != "index",
+                                               repeat=args.repeat)
     if rows:
         print(table(rows, distributed.COLUMNS))
         print(f"Projected build of {distributed.PROJECT_ARTICLES:,} articles (Amdahl, from "
@@ -258,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="also the generated scale set (python -m bench scale)")
     p.add_argument("--part", choices=["index", "site", "both"], default="both",
                    help="the index builds, the site builds, or both (default)")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="site builds: each way N times in turn, the fastest reported")
     p = sub.add_parser("scale", help="generate the scale set")
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--seed", type=int, default=5)
