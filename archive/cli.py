@@ -12,7 +12,8 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -157,20 +158,29 @@ def _run_on_dask(index_dir: Path, inputs: list[Path], rebuild: bool, show_bar: b
     """The run on a Dask cluster: its dashboard named, its batches shown on the bar."""
     from archive import distributed  # noqa: PLC0415 - only a Dask run pays for importing it
 
+    with dask_client(address, workers) as client:
+        indexer = distributed.DistributedIndexer(
+                index_dir, client, segments=segments,
+                batch_bytes=batch_kb * 1024 if batch_kb else None, **settings)
+
+        def status(source: Any) -> str | None:
+            seconds = max(1e-9, time.perf_counter() - indexer.started)
+            return (f"tasks {indexer.batches_done}/{indexer.batches_total}, "
+                    f"{indexer.articles_read / seconds:,.0f} articles/s")
+        return _run_indexer(indexer, inputs, rebuild, show_bar, status)
+
+
+@contextmanager
+def dask_client(address: str | None, workers: int | None) -> Iterator[Any]:
+    """A Dask client for a command's --cluster/--workers, its dashboard named on stderr."""
+    from archive import distributed  # noqa: PLC0415 - only a Dask run pays for importing it
+
     try:
         with distributed.connect(address, workers) as client:
             link = distributed.dashboard(client)
             if link:
                 click.echo(f"Dask dashboard: {link}", err=True)
-            indexer = distributed.DistributedIndexer(
-                index_dir, client, segments=segments,
-                batch_bytes=batch_kb * 1024 if batch_kb else None, **settings)
-
-            def status(source: Any) -> str | None:
-                seconds = max(1e-9, time.perf_counter() - indexer.started)
-                return (f"tasks {indexer.batches_done}/{indexer.batches_total}, "
-                        f"{indexer.articles_read / seconds:,.0f} articles/s")
-            return _run_indexer(indexer, inputs, rebuild, show_bar, status)
+            yield client
     except distributed.DaskUnavailable as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -427,13 +437,20 @@ def check_command(index_dir: Path, full: bool, as_json: bool) -> None:
                    "publish step that uploads only those.")
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar (default: only on a terminal).")
+@click.option("--cluster", "address", metavar="ADDRESS",
+              help="Build the search bundle on the Dask cluster whose scheduler is at ADDRESS "
+                   "(its workers must see the index folder at the same path).")
+@click.option("--workers", type=click.IntRange(1), metavar="N",
+              help="Build the search bundle on N Dask worker processes started here.")
 @json_option
 def site_command(index_dir: Path, out: Path, templates_dir: Path | None, base_url: str,
                  title: str, force: bool, changes_file: Path | None, progress: bool | None,
-                 as_json: bool) -> None:
+                 address: str | None, workers: int | None, as_json: bool) -> None:
     """Build a static website of the archive: article pages, browse pages, feeds, search.
 
     Only files whose content changed are rewritten; over an unchanged index nothing is.
+    With --cluster or --workers the search bundle is built on a Dask cluster while this
+    machine writes the pages; the files are the same.
     """
     from archive.site.builder import SiteConfig, build_site
 
@@ -441,16 +458,30 @@ def site_command(index_dir: Path, out: Path, templates_dir: Path | None, base_ur
         config = SiteConfig(base_url=base_url, title=title)
     except ValueError as exc:
         raise BadQuery(str(exc)) from None
+    if address and workers:
+        raise BadQuery("give --cluster or --workers, not both")
     show_bar = sys.stderr.isatty() if progress is None else progress
+
+    def build(cluster: Any) -> Any:
+        if not show_bar:
+            return build_site(index_dir, out, config, templates_dir, None, force,
+                              cluster=cluster)
+        with click.progressbar(length=1, label="Building site", file=sys.stderr) as bar:
+            def advance(done: int, total: int) -> None:
+                bar.length = total
+                bar.update(done - bar.pos)
+            return build_site(index_dir, out, config, templates_dir, advance, force,
+                              cluster=cluster)
     try:
-        if show_bar:
-            with click.progressbar(length=1, label="Building site", file=sys.stderr) as bar:
-                def advance(done: int, total: int) -> None:
-                    bar.length = total
-                    bar.update(done - bar.pos)
-                report = build_site(index_dir, out, config, templates_dir, advance, force)
+        if address or workers:
+            from archive.distributed.site import SITE_ERRORS  # noqa: PLC0415
+            try:
+                with dask_client(address, workers) as client:
+                    report = build(client)
+            except SITE_ERRORS as exc:
+                raise click.ClickException(str(exc)) from None
         else:
-            report = build_site(index_dir, out, config, templates_dir, None, force)
+            report = build(None)
     except (store.IndexMissing, processes.ChildFailed) as exc:
         raise click.ClickException(str(exc)) from None
     if changes_file is not None:

@@ -9,7 +9,8 @@ index      indexing: full build, unchanged re-run, +1%/~1% re-run; vs FTS5
 queries    p50/p95 latency of top-10 searches with highlights; vs FTS5
 sidecars   a full build with no columnar sidecars, sidecars from the writer, sidecars read back
 site       the whole static site's build time vs Pagefind on the same pages; a day's update (+1% new, ~1% edited)
-distributed  the build in-process vs a LocalCluster of 1 and 2 Dask workers; Amdahl to 10M
+distributed  the build in-process vs a LocalCluster of 1 and 2 Dask workers; Amdahl to 10M;
+             archive site with its search bundle on those clusters
 scale      generate the 100k+ article scale set (JSONL) from BBC + Reuters paragraphs
 ingest     per-layout reader accuracy on real third-party files (tests/data/ingest)
 examples   ten news queries' top 5 on BBC and Reuters, through archive search
@@ -174,12 +175,19 @@ def cmd_distributed(args: argparse.Namespace) -> dict:
     if not args.corpus:   # the default is Reuters alone (corpus_list's default adds BBC too)
         corpora = [("reuters", args.corpora / "reuters21578")] + \
             [c for c in corpora if c[0] not in ("bbc", "reuters")]
-    rows, projections = distributed.run(corpora, args.data / "distributed")
-    print(table(rows, distributed.COLUMNS))
-    print(f"Projected build of {distributed.PROJECT_ARTICLES:,} articles (Amdahl, from the "
-          "one-worker run's serial and parallel seconds per article):")
-    print(table(projections, distributed.PROJECTION_COLUMNS))
-    return {"rows": rows, "projections": projections}
+    rows, projections, sites = distributed.run(corpora, args.data / "distributed",
+                                               index=args.part != "site",
+                                               site=args.part != "index",
+                                               repeat=args.repeat)
+    if rows:
+        print(table(rows, distributed.COLUMNS))
+        print(f"Projected build of {distributed.PROJECT_ARTICLES:,} articles (Amdahl, from "
+              "the one-worker run's serial and parallel seconds per article):")
+        print(table(projections, distributed.PROJECTION_COLUMNS))
+    if sites:
+        print("archive site (the search bundle on the workers, the pages on the client):")
+        print(table(sites, distributed.SITE_COLUMNS))
+    return {"rows": rows, "projections": projections, "site": sites}
 
 
 def cmd_scale(args: argparse.Namespace) -> dict:
@@ -264,6 +272,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="a corpus folder (repeatable; default: reuters)")
     p.add_argument("--with-scale", action="store_true",
                    help="also the generated scale set (python -m bench scale)")
+    p.add_argument("--part", choices=["index", "site", "both"], default="both",
+                   help="the index builds, the site builds, or both (default)")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="site builds: each way N times in turn, the fastest reported")
     p = sub.add_parser("scale", help="generate the scale set")
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--seed", type=int, default=5)

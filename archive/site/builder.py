@@ -87,12 +87,15 @@ Progress = Callable[[int, int], None]
 
 def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
                templates: Path | None = None, progress: Progress | None = None,
-               force: bool = False, procs: int | None = None) -> BuildReport:
+               force: bool = False, procs: int | None = None,
+               cluster: Any = None) -> BuildReport:
     """Build (or bring up to date) the static site for the index at ``index_dir`` in ``out``.
 
     With two processes (``procs``; by default when a second process pays, see
     ``processes.second_process_pays``) a forked child writes the pages while this process
     builds the search bundle (itself on two processes); the files are the same either way.
+    With ``cluster`` (a Dask client) the search bundle is built by its workers while this
+    process writes the pages (``archive.distributed.site``); the files are the same again.
     """
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -107,7 +110,11 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
     folder = OutputFolder(out)
     with Archive(index_dir) as archive:
         site = _Site(archive, env, folder, config, progress)
-        site.build(procs or (2 if processes.second_process_pays() else 1))
+        bundle = None
+        if cluster is not None:
+            from archive.distributed.site import DistributedBundle  # only a Dask build needs it
+            bundle = DistributedBundle(cluster, archive, index_dir)
+        site.build(procs or (2 if processes.second_process_pays() else 1), bundle)
         report = BuildReport(articles=site.articles, search=site.search_report)
     report.removed = folder.remove_stale(set(previous.get("files", [])))
     report.pages, report.written = len(folder.produced), folder.written
@@ -136,17 +143,21 @@ class _Site:
         self.next_related: dict[str, Any] = {}
         self.fresh_related: dict[str, list[str]] | None = None
 
-    def build(self, procs: int) -> None:
+    def build(self, procs: int, bundle: Any = None) -> None:
+        """With ``bundle`` (a ``DistributedBundle``) its tasks are submitted first, so a
+        cluster's workers build the search bundle while this process writes the pages."""
         everything = self.archive.search("", sort="newest", page_size=1, all_copies=True)
         self.articles = everything.total
         self.facets = everything.facets
+        if bundle is not None:
+            bundle.submit()
         pages = processes.Child.start(lambda: self.write_pages(everything),
                                       "the process writing the site's pages") \
-            if procs > 1 else None
+            if procs > 1 and bundle is None else None
         try:
             if pages is None:
                 self.write_pages(everything)
-            self.write_search(procs)
+            self.write_search(procs, bundle, everything.total)
             if pages is not None:
                 self.folder.merge(pages.result())
                 if self.progress:
@@ -154,6 +165,8 @@ class _Site:
         finally:
             if pages is not None:
                 pages.stop()
+            if bundle is not None:
+                bundle.release()
 
     def write_pages(self, everything: ResultsPage) -> Record:
         """Every page but the search page (which goes with the search bundle), the feeds,
@@ -318,8 +331,15 @@ class _Site:
 
     # -- search, feeds, crawlers --
 
-    def write_search(self, procs: int) -> None:
-        self.search_report = site_search.build(self.archive, self.folder, procs)
+    def write_search(self, procs: int, bundle: Any = None, pages: int = 0) -> None:
+        if bundle is None:
+            self.search_report = site_search.build(self.archive, self.folder, procs)
+        else:
+            def tasks_done(done: int, total: int) -> None:
+                if self.progress:  # the bar goes on from the pages to the bundle's tasks
+                    self.progress(pages + done, pages + total)
+            self.search_report = {**bundle.finish(self.folder, tasks_done).to_dict(),
+                                  "dask": bundle.summary()}
         markup = site_search.page_markup(urls.root_prefix(urls.SEARCH), env=self.env)
         self.page(urls.SEARCH, "search.html", "Search", in_sitemap=False,
                   search_markup=markup, facets=self.facets)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from archive.site.urls import is_safe
 
@@ -19,6 +20,29 @@ ADDED, CHANGED, REMOVED = "A", "M", "D"
 #: What one process's folder hands to another's ``merge``: (produced, written, unchanged,
 #: bytes, bytes written, changes).
 Record = tuple[list[str], int, int, int, int, dict[str, str]]
+
+
+class Writes(Protocol):
+    """What the bundle's parts write through: an ``OutputFolder``, or a ``FileBatch``."""
+
+    def write(self, relative: str, content: str | bytes) -> bool: ...
+
+
+@dataclass
+class FileBatch:
+    """Files made where the output folder is not (a Dask worker), kept as bytes until the
+    build's own ``OutputFolder`` writes them: that folder alone decides what changed, so its
+    accounting (and ``--changes``) is the same wherever a file was made."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+
+    def write(self, relative: str, content: str | bytes) -> bool:
+        self.files[relative] = content.encode("utf-8") if isinstance(content, str) else content
+        return True
+
+    def write_into(self, out: OutputFolder) -> None:
+        for relative, data in self.files.items():
+            out.write(relative, data)
 
 
 class UnsafePath(ValueError):

@@ -361,10 +361,12 @@ def _blocks(matcher: Any) -> Iterator[tuple[Any, Any]]:
         matcher._next_block()
 
 
-def field_postings(leaf: Any, fieldname: str) -> Iterator[tuple[bytes, Any, Any, Any]]:
+def field_postings(leaf: Any, fieldname: str, start: bytes = b"",
+                   stop: bytes | None = None) -> Iterator[tuple[bytes, Any, Any, Any]]:
     """Every term of a field in one segment, in word order, with its postings as numpy
     arrays: (word, term info, document numbers, weights). Deleted documents are included;
-    callers mask them with the reader's live set.
+    callers mask them with the reader's live set. ``start``/``stop`` keep the words in
+    [start, stop) only, so separate tasks can each take a range of the term list.
 
     Whoosh's matcher hands postings out one at a time, and looking a term up again for its
     matcher costs a hash-table probe; a whole-field pass (related articles for every article)
@@ -378,7 +380,9 @@ def field_postings(leaf: Any, fieldname: str) -> Iterator[tuple[bytes, Any, Any,
     codec, terms = getattr(leaf, "_codec", None), getattr(leaf, "_terms", None)
     postfile = getattr(terms, "_postfile", None)
     field_format = leaf.schema[fieldname].format
-    for word, info in leaf.iter_field(fieldname):
+    for word, info in leaf.iter_field(fieldname, start):
+        if stop is not None and word >= stop:
+            return
         if codec is not None and postfile is not None:
             matcher = codec.postings_reader(postfile, info, field_format,
                                             term=(fieldname, word))

@@ -16,11 +16,12 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 from archive import store
 from archive.search import Archive
-from archive.site.files import OutputFolder
+from archive.site.files import OutputFolder, Writes
 from archive.site.search.format import COLUMN_BLOCK, FACETS, article_record, b64, facet_file, \
     script, varints
 from archive.site.search.pairs import PairSpool, Tokens, article_pairs
@@ -61,28 +62,59 @@ def build_articles(archive: Archive, numbering: Numbering, out: OutputFolder, pr
                    spool: PairSpool, facets: Facets, scorer: FieldScorer) -> list[list[int]]:
     """One pass over the stored articles in number order: article files, pairs, facets;
     returns the days ([YYYYMMDD, first article number] per day with articles)."""
+    days: list[list[int]] = []
+    ids = IdBlocks(out, prefix, len(numbering))
+    for number, stored, pairs in article_pass(archive, numbering, out, prefix, scorer,
+                                              0, len(numbering)):
+        ids.add(number, stored["id"])
+        spool.add(number, pairs)
+        facets.add(number, stored)
+        add_day(days, number, day_of(stored, number, numbering.dated))
+    return days
+
+
+def article_pass(archive: Archive, numbering: Numbering, out: Writes, prefix: str,
+                 scorer: FieldScorer, first: int, end: int) \
+        -> Iterator[tuple[int, dict[str, Any], dict[str, float]]]:
+    """Articles ``first`` to ``end`` (exclusive) in number order: each one's file written,
+    then (number, stored fields, pair scores). A range needs nothing from any other, so a
+    cluster's tasks can each take one."""
     reader = archive.searcher.reader()
     schema = archive.index.schema
     tokenize = {name: Tokens(schema[name].analyzer) for name in store.TEXT_FIELDS}
-    days: list[list[int]] = []
-    ids: list[str] = []
-    for number, docnum in enumerate(numbering.docnums):
+    for number in range(first, end):
+        docnum = numbering.docnums[number]
         stored = reader.stored_fields(docnum)
         name = f"a/{number}"
         out.write(f"{prefix}/{name}.js", script(name, article_record(stored)))
-        ids.append(stored["id"])
-        if len(ids) == COLUMN_BLOCK or number == len(numbering) - 1:
+        yield number, stored, article_pairs(scorer, tokenize, docnum, stored)
+
+
+class IdBlocks:
+    """The articles' ids in blocks of ``COLUMN_BLOCK`` (``i/BLOCK``), given in number order."""
+
+    def __init__(self, out: Writes, prefix: str, articles: int):
+        self.out, self.prefix, self.articles = out, prefix, articles
+        self.ids: list[str] = []
+
+    def add(self, number: int, article_id: str) -> None:
+        self.ids.append(article_id)
+        if len(self.ids) == COLUMN_BLOCK or number == self.articles - 1:
             iname = f"i/{number // COLUMN_BLOCK}"
-            out.write(f"{prefix}/{iname}.js", script(iname, ids))
-            ids = []
-        spool.add(number, article_pairs(scorer, tokenize, docnum, stored))
-        facets.add(number, stored)
-        date = stored.get("date") if number < numbering.dated else None
-        if date is not None:
-            day = date.year * 10000 + date.month * 100 + date.day
-            if not days or days[-1][0] != day:
-                days.append([day, number])
-    return days
+            self.out.write(f"{self.prefix}/{iname}.js", script(iname, self.ids))
+            self.ids = []
+
+
+def day_of(stored: dict[str, Any], number: int, dated: int) -> int | None:
+    """An article's day as YYYYMMDD (None for the undated, numbered from ``dated`` on)."""
+    date = stored.get("date") if number < dated else None
+    return None if date is None else date.year * 10000 + date.month * 100 + date.day
+
+
+def add_day(days: list[list[int]], number: int, day: int | None) -> None:
+    """Extend the days table ([YYYYMMDD, first article number]) by article ``number``."""
+    if day is not None and (not days or days[-1][0] != day):
+        days.append([day, number])
 
 
 def write_facets(facets: Facets, out: OutputFolder, prefix: str,

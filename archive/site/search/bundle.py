@@ -91,19 +91,8 @@ def build_bundle(archive: Archive, out: OutputFolder, *, prefix: str = BUNDLE_PR
                                                      shard_bytes, head_size, scorer)
     else:
         terms, term_shards = helper.terms, helper.term_shards
-    listing, buckets, _ = articles.write_facets(facets, out, prefix, len(numbering))
-    listing["year"] = articles.year_listing(days, numbering.dated)
-    out.write(f"{prefix}/facets.js", script("facets", listing))
-    articles.write_days(days, numbering.dated, out, prefix)
-    # Everything a first query needs before its postings: a few hundred bytes at any size.
-    meta = {
-        "v": FORMAT_VERSION, "n": len(numbering), "dated": numbering.dated,
-        "shards": {"t": term_shards, "p": pair_shards}, "block": COLUMN_BLOCK,
-        "fb": buckets, "years": articles.years(days),
-    }
-    out.write(f"{prefix}/meta.js", script("meta", meta))
-    for relative, data in client.asset_files().items():
-        out.write(relative, data)
+    finish_bundle(out, prefix, facets, days, len(numbering), numbering.dated, term_shards,
+                  pair_shards)
     return BundleReport(
         files=len(out.produced) - before[1], written=out.written - before[0],
         bytes=out.bytes_total - before[2], articles=len(numbering), terms=terms,
@@ -111,3 +100,23 @@ def build_bundle(archive: Archive, out: OutputFolder, *, prefix: str = BUNDLE_PR
         seconds=round(time.perf_counter() - started, 3),
         # the helper's own peak, sent with its report (see helper.peak_rss_mb)
         peak_rss_mb=max(peak_rss_mb(), helper.peak_rss_mb if helper else 0.0))
+
+
+def finish_bundle(out: OutputFolder, prefix: str, facets: articles.Facets,
+                  days: list[list[int]], count: int, dated: int, term_shards: int,
+                  pair_shards: int) -> None:
+    """What follows the article pass and the lists, wherever those were built: facets,
+    days, ``meta`` last, and the client scripts."""
+    listing, buckets, _ = articles.write_facets(facets, out, prefix, count)
+    listing["year"] = articles.year_listing(days, dated)
+    out.write(f"{prefix}/facets.js", script("facets", listing))
+    articles.write_days(days, dated, out, prefix)
+    # Everything a first query needs before its postings: a few hundred bytes at any size.
+    meta = {
+        "v": FORMAT_VERSION, "n": count, "dated": dated,
+        "shards": {"t": term_shards, "p": pair_shards}, "block": COLUMN_BLOCK,
+        "fb": buckets, "years": articles.years(days),
+    }
+    out.write(f"{prefix}/meta.js", script("meta", meta))
+    for relative, data in client.asset_files().items():
+        out.write(relative, data)

@@ -75,8 +75,6 @@ def article_pairs(scorer: FieldScorer, tokenize: dict[str, Tokens], docnum: int,
 class PairSpool:
     """Pair postings spooled to temporary partitions: the pair vocabulary never sits in RAM."""
 
-    RECORD = struct.Struct("<HId")
-
     def __init__(self, folder: Path, partitions: int = PAIR_PARTITIONS):
         self.folder = folder
         self.partitions = partitions
@@ -85,14 +83,8 @@ class PairSpool:
 
     def add(self, number: int, pairs: dict[str, float]) -> None:
         """One article's pairs, each to the partition its key hashes to."""
-        parts = self.partitions
-        chunks: dict[int, list[bytes]] = defaultdict(list)
-        pack = self.RECORD.pack
-        for key, score in pairs.items():
-            data = key.encode("utf-8")
-            chunks[zlib.crc32(data) % parts].append(pack(len(data), number, score) + data)
-        for p, records in chunks.items():
-            self.files[p].write(b"".join(records))
+        for p, records in pair_records(number, pairs, self.partitions).items():
+            self.files[p].write(records)
         self.records += len(pairs)
 
     def close(self) -> None:
@@ -100,19 +92,46 @@ class PairSpool:
             f.close()
 
 
-def _read_partition(folder: Path, partition: int) -> dict[str, dict[int, float]]:
-    """A spooled partition's pair lists."""
+#: a spooled pair posting: key length, article number, score; the key's bytes follow
+RECORD = struct.Struct("<HId")
+
+
+def pair_records(number: int, pairs: dict[str, float], partitions: int) -> dict[int, bytes]:
+    """One article's pairs as spool records, by the partition each key hashes to."""
+    chunks: dict[int, list[bytes]] = defaultdict(list)
+    pack = RECORD.pack
+    for key, score in pairs.items():
+        data = key.encode("utf-8")
+        chunks[zlib.crc32(data) % partitions].append(pack(len(data), number, score) + data)
+    return {p: b"".join(records) for p, records in chunks.items()}
+
+
+def read_records(data: bytes) -> dict[str, dict[int, float]]:
+    """Spool records' pair lists (articles in the order the records come)."""
     lists: dict[str, dict[int, float]] = defaultdict(dict)
-    data = (folder / f"pairs-{partition}.bin").read_bytes()
-    record = PairSpool.RECORD
-    pos, size = 0, record.size
+    pos, size = 0, RECORD.size
     while pos < len(data):
-        length, number, score = record.unpack_from(data, pos)
+        length, number, score = RECORD.unpack_from(data, pos)
         pos += size
         key = data[pos:pos + length].decode("utf-8")
         pos += length
         lists[key][number] = score
     return lists
+
+
+def partition_entries(data: bytes, head_size: int) -> list[Entry]:
+    """A partition's spooled records as encoded pair lists."""
+    return [make_entry(key, scores, head_size) for key, scores in read_records(data).items()]
+
+
+def partition_shards(entries: list[Entry], p: int, partitions: int,
+                     nshards: int) -> dict[int, list[Entry]]:
+    """The shards partition ``p`` owns: a key's shard is its hash mod ``nshards``, a multiple
+    of the partitions, so shard s holds keys of partition s mod partitions only."""
+    shards: dict[int, list[Entry]] = defaultdict(list)
+    for entry in entries:
+        shards[key_hash(entry.key) % nshards].append(entry)
+    return {s: shards.get(s, []) for s in range(p, nshards, partitions)}
 
 
 def build_pairs(spool: PairSpool, out: OutputFolder, prefix: str, shard_bytes: int,
@@ -144,8 +163,7 @@ def write_partitions(folder: Path, ps: Iterable[int], partitions: int, nshards: 
 def encode_partition(folder: Path, p: int, head_size: int) -> tuple[int, int]:
     """One partition's entries, pickled beside the spool until the shard count is known
     (it depends on every partition's bytes); returns (entries, their shard bytes)."""
-    entries = [make_entry(key, scores, head_size)
-               for key, scores in _read_partition(folder, p).items()]
+    entries = partition_entries((folder / f"pairs-{p}.bin").read_bytes(), head_size)
     with open(folder / f"entries-{p}.pickle", "wb") as f:
         pickle.dump(entries, f, protocol=pickle.HIGHEST_PROTOCOL)
     (folder / f"pairs-{p}.bin").unlink()
@@ -154,12 +172,7 @@ def encode_partition(folder: Path, p: int, head_size: int) -> tuple[int, int]:
 
 def write_partition(folder: Path, p: int, partitions: int, nshards: int, out: OutputFolder,
                     prefix: str) -> int:
-    """Write the shards partition ``p`` owns: a key's shard is its hash mod ``nshards``, a
-    multiple of the partitions, so shard s holds keys of partition s mod partitions only."""
+    """Write the shards partition ``p`` owns (``partition_shards``)."""
     with open(folder / f"entries-{p}.pickle", "rb") as f:
         entries = pickle.load(f)
-    shards: dict[int, list[Entry]] = defaultdict(list)
-    for entry in entries:
-        shards[key_hash(entry.key) % nshards].append(entry)
-    own = {s: shards.get(s, []) for s in range(p, nshards, partitions)}
-    return write_shards(out, prefix, "p", own)
+    return write_shards(out, prefix, "p", partition_shards(entries, p, partitions, nshards))

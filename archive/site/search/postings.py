@@ -19,15 +19,15 @@ from __future__ import annotations
 import heapq
 import itertools
 from array import array
-from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from archive import store
 from archive.search import Archive
-from archive.site.files import OutputFolder
+from archive.site.files import Writes
 from archive.site.search.format import Entry, entry_bytes, key_hash, make_entry, script, \
     shard_count, tail_name
 
@@ -100,13 +100,17 @@ class FieldScorer:
         return {t: self.scorer(name, t)(c * boost, length) for t, c in counts.items()}
 
 
-def _term_postings(reader: Any) -> Iterator[tuple[str, list[tuple[str, int, Any, Any]]]]:
-    """Each term of the text fields in order, with its postings as arrays per field (in
-    name order) and segment (in index order): (term, [(field, segment, ids, weights)])."""
+def _term_postings(reader: Any, start: str = "", stop: str | None = None) \
+        -> Iterator[tuple[str, list[tuple[str, int, Any, Any]]]]:
+    """Each term of the text fields in order (those in [start, stop) only), with its postings
+    as arrays per field (in name order) and segment (in index order):
+    (term, [(field, segment, ids, weights)])."""
     leaves = [leaf for leaf, _ in reader.leaf_readers()]
+    first, last = start.encode("utf-8"), None if stop is None else stop.encode("utf-8")
 
     def one(name: str, segment: int) -> Iterator[tuple[str, str, int, Any, Any]]:
-        for word, _info, ids, weights in store.field_postings(leaves[segment], name):
+        for word, _info, ids, weights in store.field_postings(leaves[segment], name, first,
+                                                              last):
             yield word.decode("utf-8"), name, segment, ids, weights
 
     streams = [one(name, i) for name in store.TEXT_FIELDS
@@ -150,32 +154,45 @@ def _term_scores(scorer: FieldScorer, leaves: _LeafLengths, numbering: Numbering
     return scores
 
 
-def build_terms(archive: Archive | OwnReader, numbering: Numbering, out: OutputFolder,
+def build_terms(archive: Archive | OwnReader, numbering: Numbering, out: Writes,
                 prefix: str, shard_bytes: int, head_size: int,
                 scorer: FieldScorer | None = None) -> tuple[int, int, int]:
     """Stream the index's terms; hold only each list's compact encoding until shards are cut.
     Returns (term lists, term shards, files written)."""
-    reader = archive.searcher.reader()
-    scorer = scorer or FieldScorer(archive)
-    leaves = _LeafLengths(archive)
-    entries: list[tuple[int, Entry]] = []
-    total = 0
-    for term, parts in _term_postings(reader):
-        scores = _term_scores(scorer, leaves, numbering, term, parts)
-        if not scores:
-            continue
-        entry = make_entry(term, scores, head_size)
-        entries.append((key_hash(term), entry))
-        total += entry_bytes(entry)
-    nshards = shard_count(total, shard_bytes)
-    shards: dict[int, list[Entry]] = defaultdict(list)
-    for h, entry in entries:
-        shards[h % nshards].append(entry)
-    files = write_shards(out, prefix, "t", {s: shards.get(s, []) for s in range(nshards)})
+    entries = term_entries(archive, numbering, head_size, scorer)
+    nshards = shard_count(sum(entry_bytes(e) for e in entries), shard_bytes)
+    files = write_shards(out, prefix, "t", term_shards(entries, nshards, range(nshards)))
     return len(entries), nshards, files
 
 
-def write_shards(out: OutputFolder, prefix: str, namespace: str,
+def term_entries(archive: Archive | OwnReader, numbering: Numbering, head_size: int,
+                 scorer: FieldScorer | None = None, start: str = "",
+                 stop: str | None = None) -> list[Entry]:
+    """The scored, encoded lists of the terms in [start, stop) (every term by default): a
+    range is independent of any other, so a cluster's tasks can each take one."""
+    reader = archive.searcher.reader()
+    scorer = scorer or FieldScorer(archive)
+    leaves = _LeafLengths(archive)
+    entries: list[Entry] = []
+    for term, parts in _term_postings(reader, start, stop):
+        scores = _term_scores(scorer, leaves, numbering, term, parts)
+        if scores:
+            entries.append(make_entry(term, scores, head_size))
+    return entries
+
+
+def term_shards(entries: Iterable[Entry], nshards: int,
+                wanted: Iterable[int]) -> dict[int, list[Entry]]:
+    """The ``wanted`` shards (each, empty or not) of term lists cut into ``nshards`` by hash."""
+    shards: dict[int, list[Entry]] = {s: [] for s in wanted}
+    for entry in entries:
+        found = shards.get(key_hash(entry.key) % nshards)
+        if found is not None:
+            found.append(entry)
+    return shards
+
+
+def write_shards(out: Writes, prefix: str, namespace: str,
                  shards: dict[int, list[Entry]]) -> int:
     """Write the given shards (empty ones too, so a lookup never misses a file) and their
     tails; the files written."""

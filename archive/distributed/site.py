@@ -1,0 +1,253 @@
+"""The search bundle of a site build on a Dask cluster (``archive site --cluster/--workers``):
+the client side.
+
+The workers do what costs: scoring every term list, reading every article for its file and
+its phrase pairs, encoding the pair lists, cutting shards (``archive.distributed.sitetasks``).
+The client plans the ranges, writes what comes back into the site's ``OutputFolder`` (so
+"what changed" is decided in one place), and does the small serial rest of the in-process
+build: id blocks, facets, days, ``meta``. The files are byte for byte the in-process
+build's: the same functions run on the same index, only split into ranges.
+
+The plan is a graph of tasks submitted at once (``submit``), so the site's pages can be
+written here while the workers run it; only the shard counts wait for the client, as they
+depend on the summed sizes of every range.
+
+Two rules keep a killed worker harmless. Nothing a task needs is scattered: its arguments
+and the index are all it reads, so Dask can recompute any lost result from its lineage. And
+every future stays held until the build ends, so no result is released while a later task
+may still need it rerun; a task counts as failed only if it raised.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from archive.distributed import sitetasks
+from archive.distributed.sitetasks import IndexAt, IndexChanged, IndexNotShared
+from archive.search import Archive
+from archive.site.files import OutputFolder
+from archive.site.search import BundleReport, articles
+from archive.site.search.bundle import finish_bundle
+from archive.site.search.format import BUNDLE_PREFIX, shard_count
+from archive.site.search.pairs import PAIR_PARTITIONS
+from archive.site.search.postings import Numbering
+
+__all__ = ["BundleTaskFailed", "DistributedBundle", "IndexChanged", "IndexNotShared",
+           "SITE_ERRORS"]
+
+#: ranges of articles and of terms per worker: enough that a slow or lost worker's share is
+#: small, few enough that the scheduler's per-task cost stays small
+RANGES_PER_WORKER = 4
+#: the text fields' term lists the client reads to cut the term ranges
+RANGE_FIELD = "body"
+
+
+class BundleTaskFailed(RuntimeError):
+    """A task of the bundle raised on the cluster (or killed its workers): one line."""
+
+
+#: what a build on the cluster raises for the user: one line each
+SITE_ERRORS = (BundleTaskFailed, IndexChanged, IndexNotShared)
+
+
+class DistributedBundle:
+    """One bundle build on the cluster of ``client`` for ``archive`` (opened from ``folder``,
+    which the workers must see at the same path)."""
+
+    def __init__(self, client: Any, archive: Archive, folder: Path, *,
+                 prefix: str = BUNDLE_PREFIX, shard_bytes: int = 768, head_size: int = 128,
+                 ranges: int | None = None):
+        self.client, self.archive = client, archive
+        self.at = IndexAt(str(Path(folder).resolve()),
+                          archive.searcher.reader().generation())
+        self.prefix, self.shard_bytes, self.head_size = prefix, shard_bytes, head_size
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        self.ranges = ranges or RANGES_PER_WORKER * workers
+        self.groups = min(PAIR_PARTITIONS, 2 * workers)
+        # the client's own numbering (each worker computes the same from the same index)
+        self.numbering = Numbering(archive)
+        self.second_phase = 0
+        self.run = secrets.token_hex(4)
+        self.futures: list[Any] = []   # every future of the build, held until it ends
+        self.what: dict[str, str] = {}  # a task's key -> what it builds, for messages
+        self.total = 0                 # tasks in the plan (``done``: those finished)
+        self.waited = 0.0              # seconds this process spent waiting for the cluster
+        self.started = time.perf_counter()
+        self._articles: list[Any] = []
+        self._term_ranges: list[Any] = []
+        self._term_sizes: list[Any] = []
+        self._pair_groups: list[Any] = []
+        self._pair_sizes: list[Any] = []
+
+    # -- the plan -------------------------------------------------------------------------------
+
+    def submit(self) -> DistributedBundle:
+        """Submit every task that needs nothing from this process; returns at once."""
+        self.started = time.perf_counter()
+        count = len(self.numbering)
+        self.check_workers()
+        bounds = self.term_bounds(self.ranges)
+        for i, (start, stop) in enumerate(zip(["", *bounds], [*bounds, None])):
+            entries = self._submit(sitetasks.term_range, self.at, start, stop, self.head_size,
+                                   name=f"terms-{i}", priority=1,
+                                   what=f"term lists from {start!r} to {stop!r}")
+            self._term_ranges.append(entries)
+            self._term_sizes.append(self._submit(sitetasks.entries_size, entries,
+                                                 name=f"terms-size-{i}"))
+        ranges = article_ranges(count, self.ranges)
+        done = [self._submit(sitetasks.article_range, self.at, first, end, self.prefix,
+                             PAIR_PARTITIONS, name=f"articles-{first}", priority=2,
+                             what=f"articles numbered {first} to {end - 1}")
+                for first, end in ranges]
+        self._articles = [self._submit(sitetasks.article_part, d, name=f"articles-part-{i}")
+                          for i, d in enumerate(done)]
+        for g in range(self.groups):
+            picks = [self._submit(sitetasks.pair_pick, d, self.groups, g,
+                                  name=f"pairs-pick-{i}-{g}") for i, d in enumerate(done)]
+            encoded = self._submit(sitetasks.pair_group, picks, PAIR_PARTITIONS, self.groups,
+                                   g, self.head_size, name=f"pairs-{g}",
+                                   what=f"pair lists of group {g}")
+            self._pair_groups.append(encoded)
+            self._pair_sizes.append(self._submit(sitetasks.entries_size, encoded,
+                                                 name=f"pairs-size-{g}"))
+        # the second phase, submitted once the shard counts are known: a pick per term range
+        # and group, a file task per term group and per pair group
+        self.second_phase = len(self._term_ranges) * self.groups + 2 * self.groups
+        self.total += self.second_phase
+        return self
+
+    def check_workers(self) -> None:
+        """Have every worker open the index now: one that cannot see it (or sees another
+        generation) fails the build before any page is written. A worker joining later
+        meets the same check in its first task."""
+        began = time.perf_counter()
+        try:
+            self.client.run(sitetasks.check_index, self.at)
+        finally:
+            self.waited += time.perf_counter() - began
+
+    def term_bounds(self, ranges: int) -> list[str]:
+        """Words that cut the term list into ``ranges`` ranges of about equal postings (the
+        cost of scoring a list is its postings), read from the largest field's term lists."""
+        weights: dict[bytes, int] = {}
+        for leaf, _ in self.archive.searcher.reader().leaf_readers():
+            if RANGE_FIELD in leaf.schema:
+                for word, info in leaf.iter_field(RANGE_FIELD):
+                    weights[word] = weights.get(word, 0) + info.doc_frequency()
+        total = sum(weights.values())
+        bounds: list[str] = []
+        held = 0
+        for word in sorted(weights):
+            if held >= total * (len(bounds) + 1) / ranges and len(bounds) < ranges - 1:
+                bounds.append(word.decode("utf-8"))
+            held += weights[word]
+        return bounds
+
+    def _submit(self, function: Callable[..., Any], *args: Any, name: str,
+                priority: int = 0, what: str | None = None) -> Any:
+        future = self.client.submit(function, *args, key=f"archive-site-{self.run}-{name}",
+                                    priority=priority)
+        self.futures.append(future)
+        self.what[future.key] = what or f"task {name}"
+        self.total += 1
+        return future
+
+    # -- the results ----------------------------------------------------------------------------
+
+    def result(self, future: Any) -> Any:
+        """A task's result; a failure as one line naming the task it started in (a task
+        fails only when it raised, or killed every worker that ran it)."""
+        began = time.perf_counter()
+        try:
+            return future.result()
+        except (IndexNotShared, IndexChanged):
+            raise
+        except Exception as exc:
+            # dependents fail with their dependency's error: name the first task that failed
+            origin = next((f for f in self.futures if f.status == "error"), future)
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise BundleTaskFailed(f"the search bundle's {self.what[origin.key]} failed on "
+                                   f"the Dask cluster: {reason}") from None
+        finally:
+            self.waited += time.perf_counter() - began
+
+    @property
+    def done(self) -> int:
+        return sum(1 for future in self.futures if future.status == "finished")
+
+    def finish(self, out: OutputFolder, progress: Callable[[int, int], None] | None = None) \
+            -> BundleReport:
+        """Wait for the tasks, write their files into ``out``, and the rest of the bundle."""
+        before = (out.written, len(out.produced), out.bytes_total)
+        count = len(self.numbering)
+        tell = progress or (lambda done, total: None)
+        try:
+            facets = articles.Facets()
+            days: list[list[int]] = []
+            ids = articles.IdBlocks(out, self.prefix, len(self.numbering))
+            for future in self._articles:
+                part = self.result(future)
+                for relative, data in part.files.items():
+                    out.write(relative, data)
+                for offset, article_id in enumerate(part.ids):
+                    number = part.first + offset
+                    ids.add(number, article_id)
+                    facets.add(number, part.facets[offset])
+                    articles.add_day(days, number, part.days[offset])
+                tell(self.done, self.total)
+            term_sizes = [self.result(f) for f in self._term_sizes]
+            pair_sizes = [self.result(f) for f in self._pair_sizes]
+            terms = sum(n for n, _ in term_sizes)
+            term_shards = shard_count(sum(b for _, b in term_sizes), self.shard_bytes)
+            npairs = sum(n for n, _ in pair_sizes)
+            pair_shards = shard_count(sum(b for _, b in pair_sizes), self.shard_bytes,
+                                      PAIR_PARTITIONS)
+            self.total -= self.second_phase   # counted again as they are submitted
+            files = []
+            for g in range(self.groups):
+                picks = [self._submit(sitetasks.term_pick, r, term_shards, self.groups, g,
+                                      name=f"terms-pick-{i}-{g}")
+                         for i, r in enumerate(self._term_ranges)]
+                files.append(self._submit(sitetasks.term_group_files, picks, term_shards,
+                                          self.groups, g, self.prefix, name=f"terms-files-{g}"))
+                files.append(self._submit(sitetasks.pair_group_files, self._pair_groups[g],
+                                          PAIR_PARTITIONS, pair_shards, self.prefix,
+                                          name=f"pairs-files-{g}"))
+            for future in files:
+                for relative, data in self.result(future).items():
+                    out.write(relative, data)
+                tell(self.done, self.total)
+            finish_bundle(out, self.prefix, facets, days, count, self.numbering.dated,
+                          term_shards, pair_shards)
+        finally:
+            self.release()
+        return BundleReport(
+            files=len(out.produced) - before[1], written=out.written - before[0],
+            bytes=out.bytes_total - before[2], articles=count, terms=terms, pairs=npairs,
+            term_shards=term_shards, pair_shards=pair_shards,
+            seconds=round(time.perf_counter() - self.started, 3))
+
+    def summary(self) -> dict[str, Any]:
+        """The cluster's part of the build, for the site's report."""
+        return {"scheduler": self.client.scheduler.address, "run": self.run,
+                "workers": len(self.client.scheduler_info().get("workers", {})),
+                "tasks": self.total, "ranges": self.ranges, "groups": self.groups,
+                "client_wait_seconds": round(self.waited, 3)}
+
+    def release(self) -> None:
+        """Let go of every future (cancelling whatever still runs after a failure)."""
+        futures, self.futures = self.futures, []
+        if futures:
+            self.client.cancel(futures)
+
+
+def article_ranges(count: int, ranges: int) -> list[tuple[int, int]]:
+    """``count`` article numbers cut into up to ``ranges`` consecutive ranges of about equal
+    size: [(first, end)]."""
+    ranges = max(1, min(ranges, count))
+    cuts = [count * i // ranges for i in range(ranges + 1)]
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
