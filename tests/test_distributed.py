@@ -163,6 +163,11 @@ def no_dask_thread_left() -> Any:
     import distributed.utils
     import psutil
     distributed.utils._offload_executor.shutdown(wait=True)
+    # a fresh one starts no thread until used, and a later module's client can offload again
+    # (Dask reads the module's global at each call; a shut one fails every large message)
+    from concurrent.futures import ThreadPoolExecutor
+    distributed.utils._offload_executor = ThreadPoolExecutor(
+        max_workers=1, thread_name_prefix="Dask-Offload")
     for child in psutil.Process().children():
         child.terminate()
     gone, alive = psutil.wait_procs(psutil.Process().children(), timeout=10)
