@@ -97,14 +97,16 @@ def _words(title: str) -> list[str]:
 def headline_queries(archive: Archive, count: int, seed: int
                      ) -> Iterator[tuple[str, str, Filters | None]]:
     """(query, sort, filters) triples built from the index's own headlines: single words,
-    two words, explicit AND / OR / NOT, field terms, facet terms and date filters, under
-    each sort; the forms a reader types, in even measure."""
+    two words, explicit AND / OR / NOT, field terms, facet terms, date filters, phrases
+    (running words of a headline) and proximity, under each sort; the forms a reader
+    types, in even measure."""
     rng = random.Random(seed)
     reader = archive.searcher.reader()
     stored = [fields for _, fields in reader.iter_docs()]
     heads = [s for s in stored if len(_words(s.get("title", ""))) >= 2]
     years = sorted({s["date"].year for s in stored if s.get("date")})
-    forms = ("one", "two", "and", "or", "not", "title", "facet", "year", "since", "date")
+    forms = ("one", "two", "and", "or", "not", "title", "facet", "year", "since", "date",
+             "phrase", "near")
     for n in range(count):
         doc = heads[rng.randrange(len(heads))]
         words = _words(doc["title"])
@@ -136,6 +138,13 @@ def headline_queries(archive: Archive, count: int, seed: int
                                        until=datetime(year, 12, 31, 23, 59))
         elif form == "date" and years:
             text = f"{a} date:>{rng.choice(years)}-06-01"
+        elif form == "phrase":  # two or three running words of the headline, as written
+            running = re.findall(r"[A-Za-z]+", doc["title"].lower())
+            size = min(len(running), rng.choice((2, 2, 3)))
+            start = rng.randrange(len(running) - size + 1)
+            text = '"' + " ".join(running[start:start + size]) + '"'
+        elif form == "near":
+            text = f'"{a} {b}"~{rng.randint(2, 6)}'
         else:
             text = f"{a} OR {b} -{rng.choice(words)}"
         yield text, sort, filters
@@ -202,7 +211,10 @@ def test_generated_corpus_every_form_agrees_with_whoosh(generated, sort: str) ->
              "NOT oil", "", "title:harbour", "source:reuters oil", "harbour date:2015",
              "date:[2014-03-01 to 2016-08-31]", "date:>2017-01-01 bank", "title:oil^2 bank",
              "(oil OR grain) AND (strike OR union)", "oil symphony xylophone",
-             "volcano library orchestra drought"]
+             "volcano library orchestra drought", '"oil prices"', '"oil prices"~3',
+             'title:"bank rates"', '"prices oil"~2', 'oil "bank rates trade"~4',
+             '"oil prices"^2 -strike', '"oil xylophone"', '"oil oil"~5',
+             '"harbour volcano grain"', '"oil prices" OR "bank rates"']
     for text in fixed:
         compare(on_columns, on_whoosh, text, sort)
     for text, _sort, filters in headline_queries(on_columns, 60, seed=1):
@@ -236,7 +248,8 @@ def test_named_forms_fall_back_to_whoosh_with_the_same_results(generated, form: 
 def test_forms_outside_the_fallback_list_run_on_the_columns(generated) -> None:  # noqa: ANN001
     on_columns, _ = generated
     for text in ("oil", "oil bank", "oil OR bank", "oil -bank", "title:oil", "year:2015",
-                 "source:reuters", "date:2015", ""):
+                 "source:reuters", "date:2015", "", '"oil prices"', '"oil prices"~3',
+                 'title:"oil prices" bank'):
         assert on_columns.search_path(text) == "columns", text
 
 

@@ -15,6 +15,7 @@ What the engine does not take raises ``Unsupported`` and the caller answers from
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,10 @@ from whoosh import query as wq
 from archive import query, store
 from archive.columns.sidecar import COLUMNS_DIR, FIELDS, Sidecar
 
-#: Query forms answered by Whoosh instead, with an example of each: positions (phrases,
-#: proximity), expansions over the term list (wildcards, prefixes, fuzzy words), fields
+#: Query forms answered by Whoosh instead, with an example of each: expansions over the
+#: term list (wildcards, prefixes, fuzzy words), fields
 #: without postings in the sidecar (ids, addresses, clusters, paths), ranges other than dates.
 FALLBACK_FORMS: tuple[tuple[str, str], ...] = (
-    ("phrase", '"oil prices"'),
-    ("proximity", '"oil prices"~3'),
     ("prefix", "pric*"),
     ("wildcard", "p?ice"),
     ("fuzzy word", "prises~"),
@@ -68,6 +67,13 @@ def _intersect(a: Match, b: Match) -> Match:
     at[at == len(b.docs)] = 0
     keep = b.docs[at] == a.docs
     return Match(a.docs[keep], a.scores[keep] + b.scores[at[keep]])
+
+
+def _after(ends: list[int], position: int, slop: int) -> bool:
+    """Whether some position in ``ends`` (ascending) is 1 to ``slop`` places before
+    ``position``."""
+    at = bisect_left(ends, position - slop)
+    return at < len(ends) and ends[at] < position
 
 
 def _member(docs: np.ndarray, within: np.ndarray) -> np.ndarray:
@@ -248,6 +254,81 @@ class ColumnIndex:
             scores = scores * q.boost
         return Match(docs, scores)
 
+    def _phrase(self, q: wq.Phrase) -> Match:
+        """Words in order within ``q.slop`` positions of each other: the documents holding
+        every word (an AND on the columns), kept where Whoosh's positions place them so.
+
+        Whoosh scores a phrase as the AND of its words (its ``SpanNear2`` matcher wraps the
+        words' intersection and keeps that matcher's score, times the phrase's boost), so
+        the kept documents keep the AND's scores."""
+        fieldname = q.fieldname
+        schema = self.searcher.schema
+        if fieldname not in schema:
+            return _EMPTY
+        if fieldname not in FIELDS:
+            raise Unsupported(f"{fieldname}: field without columns")
+        field = schema[fieldname]
+        if not field.format or not field.format.supports("positions"):
+            raise Unsupported(f"{fieldname}: a phrase on a field without positions")
+        words: list[bytes] = []
+        for text in q.words:
+            try:
+                words.append(field.to_bytes(text))
+            except ValueError:
+                return _EMPTY
+        before = dict(self.terms)
+        found: Match | None = None
+        for text, word in zip(q.words, words):
+            docs, _ = self.postings(fieldname, word)
+            if not len(docs):  # Whoosh: a word not in the index matches nothing
+                self.terms = before
+                return _EMPTY
+            part = self._term(wq.Term(fieldname, text))
+            found = part if found is None else _intersect(found, part)
+        assert found is not None
+        alive = self.live[found.docs]
+        found = Match(found.docs[alive], found.scores[alive])
+        keep = self._in_sequence(fieldname, words, q.slop, found.docs)
+        # Whoosh records a phrase's words as matched only where the phrase matched
+        self.terms = before
+        for word in words:
+            held = before.get((fieldname, word))
+            self.terms[(fieldname, word)] = found.docs[keep] if held is None else \
+                np.union1d(held, found.docs[keep])
+        if q.boost != 1.0:
+            return Match(found.docs[keep], found.scores[keep] * q.boost)
+        return Match(found.docs[keep], found.scores[keep])
+
+    def _in_sequence(self, fieldname: str, words: list[bytes], slop: int,
+                     docs: np.ndarray) -> np.ndarray:
+        """A mask over ``docs`` (global numbers, ascending, each holding every word): where
+        the words occur in order, each one to ``slop`` positions after the one before (what
+        Whoosh's ``SpanNear2(ordered=True, mindist=1)`` asks of the spans). The positions
+        are Whoosh's own, read from each segment's postings for these documents only."""
+        keep = np.zeros(len(docs), dtype=bool)
+        if not len(docs):
+            return keep
+        for leaf, offset in self.reader.leaf_readers():
+            first = int(np.searchsorted(docs, offset))
+            last = int(np.searchsorted(docs, offset + leaf.doc_count_all()))
+            if first == last:
+                continue
+            local = (docs[first:last] - offset).tolist()
+            matchers = [leaf.postings(fieldname, word) for word in words]
+            for n, docnum in enumerate(local, start=first):
+                ends: list[int] | None = None
+                for matcher in matchers:
+                    matcher.skip_to(docnum)
+                    positions = matcher.value_as("positions")
+                    if ends is None:
+                        ends = sorted(positions)
+                    else:
+                        ends = [p for p in positions if _after(ends, p, slop)]
+                    if not ends:
+                        break
+                keep[n] = bool(ends)
+        return keep
+
     def _compound(self, q: wq.CompoundQuery) -> Match:
         subs = q.subqueries
         if not subs:
@@ -303,6 +384,8 @@ class ColumnIndex:
         kind = type(q)
         if kind is wq.Term:
             return self._term(q)
+        if kind is wq.Phrase:
+            return self._phrase(q)
         if kind in (wq.And, wq.Or):
             if kind is wq.Or and (q.minmatch or q.scale):
                 raise Unsupported("an OR with minmatch or scale")
