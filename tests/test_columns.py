@@ -98,15 +98,15 @@ def headline_queries(archive: Archive, count: int, seed: int
                      ) -> Iterator[tuple[str, str, Filters | None]]:
     """(query, sort, filters) triples built from the index's own headlines: single words,
     two words, explicit AND / OR / NOT, field terms, facet terms, date filters, phrases
-    (running words of a headline) and proximity, under each sort; the forms a reader
-    types, in even measure."""
+    (running words of a headline), proximity, prefixes, wildcards and fuzzy words, under
+    each sort; the forms a reader types, in even measure."""
     rng = random.Random(seed)
     reader = archive.searcher.reader()
     stored = [fields for _, fields in reader.iter_docs()]
     heads = [s for s in stored if len(_words(s.get("title", ""))) >= 2]
     years = sorted({s["date"].year for s in stored if s.get("date")})
     forms = ("one", "two", "and", "or", "not", "title", "facet", "year", "since", "date",
-             "phrase", "near")
+             "phrase", "near", "prefix", "wildcard", "fuzzy")
     for n in range(count):
         doc = heads[rng.randrange(len(heads))]
         words = _words(doc["title"])
@@ -145,6 +145,14 @@ def headline_queries(archive: Archive, count: int, seed: int
             text = '"' + " ".join(running[start:start + size]) + '"'
         elif form == "near":
             text = f'"{a} {b}"~{rng.randint(2, 6)}'
+        elif form == "prefix":
+            text = f"{a[:max(3, len(a) - rng.randint(1, 3))]}* {b}"
+        elif form == "wildcard":
+            at = rng.randrange(1, len(a))
+            text = a[:at] + "?" + a[at + 1:]
+        elif form == "fuzzy":  # a letter dropped, as a reader mistypes it
+            at = rng.randrange(1, len(a))
+            text = f"{a[:at] + a[at + 1:]}~ {b}" if n % 2 else f"{a[:at] + a[at + 1:]}~"
         else:
             text = f"{a} OR {b} -{rng.choice(words)}"
         yield text, sort, filters
@@ -214,7 +222,9 @@ def test_generated_corpus_every_form_agrees_with_whoosh(generated, sort: str) ->
              "volcano library orchestra drought", '"oil prices"', '"oil prices"~3',
              'title:"bank rates"', '"prices oil"~2', 'oil "bank rates trade"~4',
              '"oil prices"^2 -strike', '"oil xylophone"', '"oil oil"~5',
-             '"harbour volcano grain"', '"oil prices" OR "bank rates"']
+             '"harbour volcano grain"', '"oil prices" OR "bank rates"', "pric*",
+             "p?ice", "prises~", "harb* -oil", "title:pric* bank", "symphny~ OR volc*",
+             "source:reu*", "xyzzy*", "b*", "pric*^2 oil", "orchestr~1 drought"]
     for text in fixed:
         compare(on_columns, on_whoosh, text, sort)
     for text, _sort, filters in headline_queries(on_columns, 60, seed=1):
@@ -249,7 +259,7 @@ def test_forms_outside_the_fallback_list_run_on_the_columns(generated) -> None: 
     on_columns, _ = generated
     for text in ("oil", "oil bank", "oil OR bank", "oil -bank", "title:oil", "year:2015",
                  "source:reuters", "date:2015", "", '"oil prices"', '"oil prices"~3',
-                 'title:"oil prices" bank'):
+                 'title:"oil prices" bank', "pric*", "p?ice", "prises~", "oil harb*"):
         assert on_columns.search_path(text) == "columns", text
 
 
@@ -288,7 +298,8 @@ def test_sidecars_follow_deletions_additions_and_merges(tmp_path: Path, cli_for)
         assert status.complete and not status.orphans
         listed = {h.id for h in on_columns.search("", page_size=1000, all_copies=True).hits}
         assert not listed & gone_ids
-        for text in ("oil", "bank OR harbour", "NOT oil", ""):
+        for text in ("oil", "bank OR harbour", "NOT oil", "", '"oil prices"~2', "pric*",
+                     "harb* OR symphny~", "p?ice", '"bank rates"'):
             for sort in SORTS:
                 compare(on_columns, on_whoosh, text, sort)
     # a merge into one segment: the old segments' sidecars go, the new one's is written

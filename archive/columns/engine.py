@@ -23,16 +23,12 @@ from typing import Any
 import numpy as np
 from whoosh import query as wq
 
-from archive import query, store
+from archive import expansions, query, store
 from archive.columns.sidecar import COLUMNS_DIR, FIELDS, Sidecar
 
-#: Query forms answered by Whoosh instead, with an example of each: expansions over the
-#: term list (wildcards, prefixes, fuzzy words), fields
-#: without postings in the sidecar (ids, addresses, clusters, paths), ranges other than dates.
+#: Query forms answered by Whoosh instead, with an example of each: fields without
+#: postings in the sidecar (ids, addresses, clusters, paths), ranges other than dates.
 FALLBACK_FORMS: tuple[tuple[str, str], ...] = (
-    ("prefix", "pric*"),
-    ("wildcard", "p?ice"),
-    ("fuzzy word", "prises~"),
     ("id field", "id:0123456789abcdef"),
     ("url field", "url:example"),
     ("cluster field", "cluster:0123456789abcdef"),
@@ -329,6 +325,63 @@ class ColumnIndex:
                 keep[n] = bool(ends)
         return keep
 
+    def _expansion(self, q: Any) -> Match:
+        """A fuzzy word, wildcard or prefix, scored as the archive's expansion matcher
+        (``archive.expansions``) scores it: Whoosh asks each segment for the words the
+        query reaches there, every such word takes the idf of the most common of them and
+        its own boost, and a document holding several sums them."""
+        fieldname = q.field()
+        schema = self.searcher.schema
+        if fieldname not in schema:
+            return _EMPTY
+        if fieldname not in FIELDS:
+            raise Unsupported(f"{fieldname}: field without columns")
+        field = schema[fieldname]
+        if field.scorable and not hasattr(self.weighting, "score_function") \
+                or not hasattr(self.weighting, "idf_of"):
+            raise Unsupported("a weighting without score_function or idf_of")
+        lengths = self._field_lengths(fieldname) if field.scorable else None
+        docs: list[np.ndarray] = []
+        scores: list[np.ndarray] = []
+        held: dict[bytes, list[np.ndarray]] = {}
+        for (leaf, offset), (sidecar, _) in zip(self.reader.leaf_readers(), self.sidecars):
+            reached = expansions.expansion_words(q, leaf, self.searcher)
+            assert reached is not None
+            words, frequency = reached
+            columns = sidecar.field(fieldname)
+            if not words or columns is None:
+                continue
+            score = self.weighting.score_function(self.searcher, fieldname, frequency) \
+                if lengths is not None else None
+            seg_docs: list[np.ndarray] = []
+            seg_scores: list[np.ndarray] = []
+            for text, boost in words:
+                word = field.to_bytes(text)
+                found = columns.postings(word)
+                if found is None:
+                    continue
+                local = found[0].astype(np.int64) + offset
+                weights = np.asarray(found[1], dtype=np.float64)
+                got = score(weights, lengths[local]) if score is not None else weights.copy()
+                seg_docs.append(local)
+                seg_scores.append(got * boost if boost != 1.0 else got)
+                held.setdefault(word, []).append(local)
+            if not seg_docs:
+                continue
+            if len(seg_docs) == 1:
+                docs.append(seg_docs[0])
+                scores.append(seg_scores[0])
+            else:
+                merged, inverse = np.unique(np.concatenate(seg_docs), return_inverse=True)
+                docs.append(merged)
+                scores.append(np.bincount(inverse, np.concatenate(seg_scores),
+                                          minlength=len(merged)))
+        for word, parts in held.items():
+            self.terms[(fieldname, word)] = np.concatenate(parts)
+        if not docs:
+            return _EMPTY
+        return Match(np.concatenate(docs), np.concatenate(scores))
+
     def _compound(self, q: wq.CompoundQuery) -> Match:
         subs = q.subqueries
         if not subs:
@@ -386,6 +439,8 @@ class ColumnIndex:
             return self._term(q)
         if kind is wq.Phrase:
             return self._phrase(q)
+        if expansions.is_expansion(q):
+            return self._expansion(q)
         if kind in (wq.And, wq.Or):
             if kind is wq.Or and (q.minmatch or q.scale):
                 raise Unsupported("an OR with minmatch or scale")
