@@ -9,6 +9,11 @@ Whoosh reads, so each score equals the one Whoosh computes; the order is Whoosh'
 score first, ties by document number (its collector's order), and for the date sorts
 undated last, then by date, then by document number.
 
+Phrases and proximity take their candidates from the columns (the documents holding every
+word) and keep those where Whoosh's own position postings put the words in order within the
+slop; wildcards, prefixes and fuzzy words expand through each segment's term list as the
+archive's expansion matcher does (``archive.expansions``) and score the words on the columns.
+
 What the engine does not take raises ``Unsupported`` and the caller answers from Whoosh;
 ``FALLBACK_FORMS`` names those forms (the differential tests run each through both paths).
 """
