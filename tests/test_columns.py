@@ -231,6 +231,10 @@ def test_generated_corpus_every_form_agrees_with_whoosh(generated, sort: str) ->
         compare(on_columns, on_whoosh, text, sort, filters)
     compare(on_columns, on_whoosh, "oil", sort, Filters(source="Reuters", undated=False))
     compare(on_columns, on_whoosh, "bank", sort, Filters(undated=True))
+    for text in ('"oil prices"~3', '"bank rates" -"oil prices"', "pric* -oil"):
+        compare(on_columns, on_whoosh, text, sort, Filters(source="Reuters", undated=False))
+        compare(on_columns, on_whoosh, text, sort,
+                Filters(since=datetime(2014, 1, 1), until=datetime(2016, 12, 31)))
 
 
 def test_pages_and_copies_agree(generated) -> None:  # noqa: ANN001

@@ -103,6 +103,7 @@ class ColumnIndex:
         self._lengths: dict[str, np.ndarray] = {}
         self._table = store.length_table()
         self.terms: dict[tuple[str, bytes], np.ndarray] = {}  # terms met while evaluating
+        self._within: np.ndarray | None = None  # the filter's documents, while matching
 
     @classmethod
     def open(cls, folder: Path, searcher: Any) -> ColumnIndex | None:
@@ -288,6 +289,8 @@ class ColumnIndex:
             found = part if found is None else _intersect(found, part)
         assert found is not None
         alive = self.live[found.docs]
+        if self._within is not None:  # the rest are dropped by the filter anyway
+            alive &= _member(found.docs, self._within)
         found = Match(found.docs[alive], found.scores[alive])
         keep = self._in_sequence(fieldname, words, q.slop, found.docs)
         # Whoosh records a phrase's words as matched only where the phrase matched
@@ -481,10 +484,17 @@ class ColumnIndex:
     def match(self, q: Any, filter_query: Any = None) -> Match:
         """The live documents ``q`` matches (within ``filter_query``'s, if given), scored."""
         self.terms = {}
-        found = self._eval(q)
-        keep = self.live[found.docs]
+        within = None
         if filter_query is not None:  # a filter's words are not the query's matches
-            keep &= _member(found.docs, self._unmatched(filter_query).docs)
+            within = self._unmatched(filter_query).docs
+        self._within = within  # only these need a phrase's positions read
+        try:
+            found = self._eval(q)
+        finally:
+            self._within = None
+        keep = self.live[found.docs]
+        if within is not None:
+            keep &= _member(found.docs, within)
         return Match(found.docs[keep], found.scores[keep], dict(self.terms))
 
     def rank(self, found: Match, sort: str, missing: np.ndarray | None = None) -> Ranked:
