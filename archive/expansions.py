@@ -68,22 +68,34 @@ class _Blended:
             return 1.0
         return min(len(typed), len(word)) / max(len(typed), len(word), 1) * 0.9
 
+    def scored_words(self, reader: Any, parent: Any) -> tuple[list[tuple[Any, float]], int]:
+        """The words this query reaches in ``reader`` (Whoosh asks each segment's reader
+        apart, so they are that segment's words), each with the boost it is scored with,
+        and the document frequency whose idf every one of them takes: the most common
+        one's, counted over the whole index (``parent``)."""
+        fieldname = self.field()
+        words = [w for w in self._btexts(reader) if w]  # type: ignore[attr-defined]
+        if not words:
+            return [], 0
+        frequency = max(parent.doc_frequency(fieldname, w) for w in words)
+        boost: float = self.boost  # type: ignore[attr-defined]
+        return [(w, boost * self.word_boost(w.decode("utf-8") if isinstance(w, bytes) else w))
+                for w in words], frequency
+
     def matcher(self, searcher: Any, context: Any = None) -> Any:
         from whoosh.searching import SearchContext
 
         fieldname = self.field()
-        words = [w for w in self._btexts(searcher.reader()) if w]
         weighting = context.weighting if context is not None else searcher.weighting
+        parent = searcher.get_parent()
+        words, frequency = self.scored_words(searcher.reader(), parent)
         if not words or weighting is None or not hasattr(weighting, "idf_of"):
             return super().matcher(searcher, context)  # type: ignore[misc]
-        parent = searcher.get_parent()
-        frequency = max(parent.doc_frequency(fieldname, w) for w in words)
         blended = _BlendedWeighting(weighting, weighting.idf_of(parent.doc_count_all(),
                                                                 frequency))
         context = context.set(weighting=blended) if context is not None \
             else SearchContext(weighting=blended)
-        terms = [wq.Term(fieldname, w, boost=self.boost * self.word_boost(
-            w.decode("utf-8") if isinstance(w, bytes) else w)) for w in words]
+        terms = [wq.Term(fieldname, w, boost=boost) for w, boost in words]
         return (terms[0] if len(terms) == 1 else wq.Or(terms)).matcher(searcher, context)
 
 
@@ -98,6 +110,22 @@ class _BlendedWildcard(_Blended, wq.Wildcard):
 
 class _BlendedPrefix(_Blended, wq.Prefix):
     pass
+
+
+def is_expansion(q: wq.Query) -> bool:
+    """Whether ``q`` is a fuzzy word, wildcard or prefix as the archive scores them."""
+    return isinstance(q, _Blended)
+
+
+def expansion_words(q: wq.Query, reader: Any, parent: Any
+                    ) -> tuple[list[tuple[Any, float]], int] | None:
+    """For a fuzzy word, wildcard or prefix of a parsed query: the words it reaches in one
+    segment's ``reader``, each with its boost, and the document frequency of the idf they
+    share (``_Blended.scored_words``), so another matching core can score them exactly as
+    its matcher does; None for any other query."""
+    if not isinstance(q, _Blended):
+        return None
+    return q.scored_words(reader, parent)
 
 
 def blend_expansions(q: wq.Query) -> wq.Query:

@@ -15,8 +15,8 @@ sorted         ``word``, sort=newest                        ``"word"`` ORDER BY 
 Each query asks for the top 10 with a highlighted body snippet: the archive through
 ``Archive.search(..., facets=False)`` (hits with ``Hit.snippet``) and, as ``archive+facets``,
 with the source/year/place/topic facet counts the CLI shows; FTS5 through ``snippet()``.
-``archive`` answers from the columnar sidecars (``archive.columns``; phrases fall back to
-Whoosh); ``archive, whoosh path`` is the same search with ``use_columns=False``, every query
+``archive`` answers from the columnar sidecars (``archive.columns``; phrases there too, their
+positions read from Whoosh's postings); ``archive, whoosh path`` is the same search with ``use_columns=False``, every query
 through Whoosh's matchers, as before the columns. ``whoosh top-10 only`` is the floor under
 the archive: Whoosh's own top-10 collector on the same parsed query and weighting, with none of
 the archive's work (no highlights, exact totals, collapsed copies or fallback). Every system

@@ -97,14 +97,16 @@ def _words(title: str) -> list[str]:
 def headline_queries(archive: Archive, count: int, seed: int
                      ) -> Iterator[tuple[str, str, Filters | None]]:
     """(query, sort, filters) triples built from the index's own headlines: single words,
-    two words, explicit AND / OR / NOT, field terms, facet terms and date filters, under
+    two words, explicit AND / OR / NOT, field terms, facet terms, date filters, phrases
+    (running words of a headline), proximity, prefixes, wildcards and fuzzy words, under
     each sort; the forms a reader types, in even measure."""
     rng = random.Random(seed)
     reader = archive.searcher.reader()
     stored = [fields for _, fields in reader.iter_docs()]
     heads = [s for s in stored if len(_words(s.get("title", ""))) >= 2]
     years = sorted({s["date"].year for s in stored if s.get("date")})
-    forms = ("one", "two", "and", "or", "not", "title", "facet", "year", "since", "date")
+    forms = ("one", "two", "and", "or", "not", "title", "facet", "year", "since", "date",
+             "phrase", "near", "prefix", "wildcard", "fuzzy")
     for n in range(count):
         doc = heads[rng.randrange(len(heads))]
         words = _words(doc["title"])
@@ -136,6 +138,21 @@ def headline_queries(archive: Archive, count: int, seed: int
                                        until=datetime(year, 12, 31, 23, 59))
         elif form == "date" and years:
             text = f"{a} date:>{rng.choice(years)}-06-01"
+        elif form == "phrase":  # two or three running words of the headline, as written
+            running = re.findall(r"[A-Za-z]+", doc["title"].lower())
+            size = min(len(running), rng.choice((2, 2, 3)))
+            start = rng.randrange(len(running) - size + 1)
+            text = '"' + " ".join(running[start:start + size]) + '"'
+        elif form == "near":
+            text = f'"{a} {b}"~{rng.randint(2, 6)}'
+        elif form == "prefix":
+            text = f"{a[:max(3, len(a) - rng.randint(1, 3))]}* {b}"
+        elif form == "wildcard":
+            at = rng.randrange(1, len(a))
+            text = a[:at] + "?" + a[at + 1:]
+        elif form == "fuzzy":  # a letter dropped, as a reader mistypes it
+            at = rng.randrange(1, len(a))
+            text = f"{a[:at] + a[at + 1:]}~ {b}" if n % 2 else f"{a[:at] + a[at + 1:]}~"
         else:
             text = f"{a} OR {b} -{rng.choice(words)}"
         yield text, sort, filters
@@ -202,13 +219,22 @@ def test_generated_corpus_every_form_agrees_with_whoosh(generated, sort: str) ->
              "NOT oil", "", "title:harbour", "source:reuters oil", "harbour date:2015",
              "date:[2014-03-01 to 2016-08-31]", "date:>2017-01-01 bank", "title:oil^2 bank",
              "(oil OR grain) AND (strike OR union)", "oil symphony xylophone",
-             "volcano library orchestra drought"]
+             "volcano library orchestra drought", '"oil prices"', '"oil prices"~3',
+             'title:"bank rates"', '"prices oil"~2', 'oil "bank rates trade"~4',
+             '"oil prices"^2 -strike', '"oil xylophone"', '"oil oil"~5',
+             '"harbour volcano grain"', '"oil prices" OR "bank rates"', "pric*",
+             "p?ice", "prises~", "harb* -oil", "title:pric* bank", "symphny~ OR volc*",
+             "source:reu*", "xyzzy*", "b*", "pric*^2 oil", "orchestr~1 drought"]
     for text in fixed:
         compare(on_columns, on_whoosh, text, sort)
     for text, _sort, filters in headline_queries(on_columns, 60, seed=1):
         compare(on_columns, on_whoosh, text, sort, filters)
     compare(on_columns, on_whoosh, "oil", sort, Filters(source="Reuters", undated=False))
     compare(on_columns, on_whoosh, "bank", sort, Filters(undated=True))
+    for text in ('"oil prices"~3', '"bank rates" -"oil prices"', "pric* -oil"):
+        compare(on_columns, on_whoosh, text, sort, Filters(source="Reuters", undated=False))
+        compare(on_columns, on_whoosh, text, sort,
+                Filters(since=datetime(2014, 1, 1), until=datetime(2016, 12, 31)))
 
 
 def test_pages_and_copies_agree(generated) -> None:  # noqa: ANN001
@@ -236,7 +262,8 @@ def test_named_forms_fall_back_to_whoosh_with_the_same_results(generated, form: 
 def test_forms_outside_the_fallback_list_run_on_the_columns(generated) -> None:  # noqa: ANN001
     on_columns, _ = generated
     for text in ("oil", "oil bank", "oil OR bank", "oil -bank", "title:oil", "year:2015",
-                 "source:reuters", "date:2015", ""):
+                 "source:reuters", "date:2015", "", '"oil prices"', '"oil prices"~3',
+                 'title:"oil prices" bank', "pric*", "p?ice", "prises~", "oil harb*"):
         assert on_columns.search_path(text) == "columns", text
 
 
@@ -275,7 +302,8 @@ def test_sidecars_follow_deletions_additions_and_merges(tmp_path: Path, cli_for)
         assert status.complete and not status.orphans
         listed = {h.id for h in on_columns.search("", page_size=1000, all_copies=True).hits}
         assert not listed & gone_ids
-        for text in ("oil", "bank OR harbour", "NOT oil", ""):
+        for text in ("oil", "bank OR harbour", "NOT oil", "", '"oil prices"~2', "pric*",
+                     "harb* OR symphny~", "p?ice", '"bank rates"'):
             for sort in SORTS:
                 compare(on_columns, on_whoosh, text, sort)
     # a merge into one segment: the old segments' sidecars go, the new one's is written

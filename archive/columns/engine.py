@@ -10,12 +10,18 @@ Whoosh reads, so each score equals the one Whoosh computes; the order is Whoosh'
 score first, ties by document number (its collector's order), and for the date sorts
 undated last, then by date, then by document number.
 
+Phrases and proximity take their candidates from the columns (the documents holding every
+word) and keep those where Whoosh's own position postings put the words in order within the
+slop; wildcards, prefixes and fuzzy words expand through each segment's term list as the
+archive's expansion matcher does (``archive.expansions``) and score the words on the columns.
+
 What the engine does not take raises ``Unsupported`` and the caller answers from Whoosh;
 ``FALLBACK_FORMS`` names those forms (the differential tests run each through both paths).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,18 +29,12 @@ from typing import Any
 import numpy as np
 from whoosh import query as wq
 
-from archive import query, store
+from archive import expansions, query, store
 from archive.columns.sidecar import COLUMNS_DIR, FIELDS, Sidecar
 
-#: Query forms answered by Whoosh instead, with an example of each: positions (phrases,
-#: proximity), expansions over the term list (wildcards, prefixes, fuzzy words), fields
-#: without postings in the sidecar (ids, addresses, clusters, paths), ranges other than dates.
+#: Query forms answered by Whoosh instead, with an example of each: fields without
+#: postings in the sidecar (ids, addresses, clusters, paths), ranges other than dates.
 FALLBACK_FORMS: tuple[tuple[str, str], ...] = (
-    ("phrase", '"oil prices"'),
-    ("proximity", '"oil prices"~3'),
-    ("prefix", "pric*"),
-    ("wildcard", "p?ice"),
-    ("fuzzy word", "prises~"),
     ("id field", "id:0123456789abcdef"),
     ("url field", "url:example"),
     ("cluster field", "cluster:0123456789abcdef"),
@@ -71,6 +71,13 @@ def _intersect(a: Match, b: Match) -> Match:
     return Match(a.docs[keep], a.scores[keep] + b.scores[at[keep]])
 
 
+def _after(ends: list[int], position: int, slop: int) -> bool:
+    """Whether some position in ``ends`` (ascending) is 1 to ``slop`` places before
+    ``position``."""
+    at = bisect_left(ends, position - slop)
+    return at < len(ends) and ends[at] < position
+
+
 def _member(docs: np.ndarray, within: np.ndarray) -> np.ndarray:
     """A mask over ``docs``: which of them are in ``within`` (both ascending)."""
     if not len(within):
@@ -97,6 +104,7 @@ class ColumnIndex:
         self._lengths: dict[str, np.ndarray] = {}
         self._table = store.length_table()
         self.terms: dict[tuple[str, bytes], np.ndarray] = {}  # terms met while evaluating
+        self._within: np.ndarray | None = None  # the filter's documents, while matching
 
     @classmethod
     def open(cls, folder: Path, searcher: Any) -> ColumnIndex | None:
@@ -249,6 +257,140 @@ class ColumnIndex:
             scores = scores * q.boost
         return Match(docs, scores)
 
+    def _phrase(self, q: wq.Phrase) -> Match:
+        """Words in order within ``q.slop`` positions of each other: the documents holding
+        every word (an AND on the columns), kept where Whoosh's positions place them so.
+
+        Whoosh scores a phrase as the AND of its words (its ``SpanNear2`` matcher wraps the
+        words' intersection and keeps that matcher's score, times the phrase's boost), so
+        the kept documents keep the AND's scores."""
+        fieldname = q.fieldname
+        schema = self.searcher.schema
+        if fieldname not in schema:
+            return _EMPTY
+        if fieldname not in FIELDS:
+            raise Unsupported(f"{fieldname}: field without columns")
+        field = schema[fieldname]
+        if not field.format or not field.format.supports("positions"):
+            raise Unsupported(f"{fieldname}: a phrase on a field without positions")
+        words: list[bytes] = []
+        for text in q.words:
+            try:
+                words.append(field.to_bytes(text))
+            except ValueError:
+                return _EMPTY
+        before = dict(self.terms)
+        found: Match | None = None
+        for text, word in zip(q.words, words):
+            docs, _ = self.postings(fieldname, word)
+            if not len(docs):  # Whoosh: a word not in the index matches nothing
+                self.terms = before
+                return _EMPTY
+            part = self._term(wq.Term(fieldname, text))
+            found = part if found is None else _intersect(found, part)
+        assert found is not None
+        alive = self.live[found.docs]
+        if self._within is not None:  # the rest are dropped by the filter anyway
+            alive &= _member(found.docs, self._within)
+        found = Match(found.docs[alive], found.scores[alive])
+        keep = self._in_sequence(fieldname, words, q.slop, found.docs)
+        # Whoosh records a phrase's words as matched only where the phrase matched
+        self.terms = before
+        for word in words:
+            held = before.get((fieldname, word))
+            self.terms[(fieldname, word)] = found.docs[keep] if held is None else \
+                np.union1d(held, found.docs[keep])
+        if q.boost != 1.0:
+            return Match(found.docs[keep], found.scores[keep] * q.boost)
+        return Match(found.docs[keep], found.scores[keep])
+
+    def _in_sequence(self, fieldname: str, words: list[bytes], slop: int,
+                     docs: np.ndarray) -> np.ndarray:
+        """A mask over ``docs`` (global numbers, ascending, each holding every word): where
+        the words occur in order, each one to ``slop`` positions after the one before (what
+        Whoosh's ``SpanNear2(ordered=True, mindist=1)`` asks of the spans). The positions
+        are Whoosh's own, read from each segment's postings for these documents only."""
+        keep = np.zeros(len(docs), dtype=bool)
+        if not len(docs):
+            return keep
+        for leaf, offset in self.reader.leaf_readers():
+            first = int(np.searchsorted(docs, offset))
+            last = int(np.searchsorted(docs, offset + leaf.doc_count_all()))
+            if first == last:
+                continue
+            local = (docs[first:last] - offset).tolist()
+            matchers = [leaf.postings(fieldname, word) for word in words]
+            for n, docnum in enumerate(local, start=first):
+                ends: list[int] | None = None
+                for matcher in matchers:
+                    matcher.skip_to(docnum)
+                    positions = matcher.value_as("positions")
+                    if ends is None:
+                        ends = sorted(positions)
+                    else:
+                        ends = [p for p in positions if _after(ends, p, slop)]
+                    if not ends:
+                        break
+                keep[n] = bool(ends)
+        return keep
+
+    def _expansion(self, q: Any) -> Match:
+        """A fuzzy word, wildcard or prefix, scored as the archive's expansion matcher
+        (``archive.expansions``) scores it: Whoosh asks each segment for the words the
+        query reaches there, every such word takes the idf of the most common of them and
+        its own boost, and a document holding several sums them."""
+        fieldname = q.field()
+        schema = self.searcher.schema
+        if fieldname not in schema:
+            return _EMPTY
+        if fieldname not in FIELDS:
+            raise Unsupported(f"{fieldname}: field without columns")
+        field = schema[fieldname]
+        if field.scorable and not hasattr(self.weighting, "score_function") \
+                or not hasattr(self.weighting, "idf_of"):
+            raise Unsupported("a weighting without score_function or idf_of")
+        lengths = self._field_lengths(fieldname) if field.scorable else None
+        docs: list[np.ndarray] = []
+        scores: list[np.ndarray] = []
+        held: dict[bytes, list[np.ndarray]] = {}
+        for (leaf, offset), (sidecar, _) in zip(self.reader.leaf_readers(), self.sidecars):
+            reached = expansions.expansion_words(q, leaf, self.searcher)
+            assert reached is not None
+            words, frequency = reached
+            columns = sidecar.field(fieldname)
+            if not words or columns is None:
+                continue
+            score = self.weighting.score_function(self.searcher, fieldname, frequency) \
+                if lengths is not None else None
+            seg_docs: list[np.ndarray] = []
+            seg_scores: list[np.ndarray] = []
+            for text, boost in words:
+                word = field.to_bytes(text)
+                found = columns.postings(word)
+                if found is None:
+                    continue
+                local = found[0].astype(np.int64) + offset
+                weights = np.asarray(found[1], dtype=np.float64)
+                got = score(weights, lengths[local]) if score is not None else weights.copy()
+                seg_docs.append(local)
+                seg_scores.append(got * boost if boost != 1.0 else got)
+                held.setdefault(word, []).append(local)
+            if not seg_docs:
+                continue
+            if len(seg_docs) == 1:
+                docs.append(seg_docs[0])
+                scores.append(seg_scores[0])
+            else:
+                merged, inverse = np.unique(np.concatenate(seg_docs), return_inverse=True)
+                docs.append(merged)
+                scores.append(np.bincount(inverse, np.concatenate(seg_scores),
+                                          minlength=len(merged)))
+        for word, parts in held.items():
+            self.terms[(fieldname, word)] = np.concatenate(parts)
+        if not docs:
+            return _EMPTY
+        return Match(np.concatenate(docs), np.concatenate(scores))
+
     def _compound(self, q: wq.CompoundQuery) -> Match:
         subs = q.subqueries
         if not subs:
@@ -304,6 +446,10 @@ class ColumnIndex:
         kind = type(q)
         if kind is wq.Term:
             return self._term(q)
+        if kind is wq.Phrase:
+            return self._phrase(q)
+        if expansions.is_expansion(q):
+            return self._expansion(q)
         if kind in (wq.And, wq.Or):
             if kind is wq.Or and (q.minmatch or q.scale):
                 raise Unsupported("an OR with minmatch or scale")
@@ -339,10 +485,17 @@ class ColumnIndex:
     def match(self, q: Any, filter_query: Any = None) -> Match:
         """The live documents ``q`` matches (within ``filter_query``'s, if given), scored."""
         self.terms = {}
-        found = self._eval(q)
-        keep = self.live[found.docs]
+        within = None
         if filter_query is not None:  # a filter's words are not the query's matches
-            keep &= _member(found.docs, self._unmatched(filter_query).docs)
+            within = self._unmatched(filter_query).docs
+        self._within = within  # only these need a phrase's positions read
+        try:
+            found = self._eval(q)
+        finally:
+            self._within = None
+        keep = self.live[found.docs]
+        if within is not None:
+            keep &= _member(found.docs, within)
         return Match(found.docs[keep], found.scores[keep], dict(self.terms))
 
     def rank(self, found: Match, sort: str, missing: np.ndarray | None = None) -> Ranked:
