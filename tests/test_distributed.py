@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -301,6 +302,23 @@ class Cluster:
             process.wait()
 
 
+def kill_mid_run(run: subprocess.Popen, victim: subprocess.Popen,
+                 reached: Callable[[], bool], what: str) -> str:
+    """SIGKILL ``victim`` (a worker) once ``reached()`` holds while ``run`` still runs; the
+    run's output, once it has ended well and is known to have been running at the kill."""
+    deadline = time.monotonic() + 300
+    while not reached() and run.poll() is None:
+        assert time.monotonic() < deadline, f"the run never reached {what}"
+        time.sleep(0.01)
+    killed_mid_run = run.poll() is None
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait()
+    out, err = run.communicate(timeout=300)
+    assert run.returncode == 0, err
+    assert killed_mid_run, "the run ended before the worker was killed: make it longer"
+    return out
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
     if not DASK.exists():
@@ -322,18 +340,9 @@ def test_cluster_with_a_worker_killed_mid_run_builds_the_clean_index(
         [str(ARCHIVE), "index", str(bbc), "--index", str(folder), "--cluster", cluster.address,
          "--segments", segments, "--batch-kb", "8", "--commit-every", "30", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    victim = cluster.workers[0]
-    deadline = time.monotonic() + 300
     # mid-run: once the first commit is in, a worker (holding read batches) goes
-    while not (folder / f"_{store.INDEX_NAME}_1.toc").exists() and run.poll() is None:
-        assert time.monotonic() < deadline, "the run made no commit"
-        time.sleep(0.05)
-    killed_mid_run = run.poll() is None
-    os.kill(victim.pid, signal.SIGKILL)
-    victim.wait()
-    out, err = run.communicate(timeout=300)
-    assert run.returncode == 0, err
-    assert killed_mid_run, "the run ended before the worker was killed: make it longer"
+    out = kill_mid_run(run, cluster.workers[0],
+                       lambda: (folder / f"_{store.INDEX_NAME}_1.toc").exists(), "a commit")
     report = json.loads(out)
     assert report["added"] == 52 and report["skipped"][0]["path"] == "bbc/broken.json"
     other = "segments_as_bytes" if segments == "files" else "segments_as_files"

@@ -11,13 +11,10 @@ namespace of its own hides it). The corpus is the seeds, a slice of BBC and one 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +35,8 @@ from archive.distributed.site import DistributedBundle, article_ranges  # noqa: 
 
 # the clusters, the slices, and the end of what a cluster leaves in this process
 import test_distributed  # noqa: E402
-from test_distributed import ARCHIVE, DASK, Cluster, bbc_slice, reuters_slice  # noqa: E402
+from test_distributed import (ARCHIVE, DASK, Cluster, bbc_slice, kill_mid_run,  # noqa: E402
+                              reuters_slice)
 
 no_dask_thread_left = test_distributed.no_dask_thread_left   # autouse in this module too
 
@@ -209,15 +207,7 @@ def test_site_command_without_dask_says_what_is_missing(
 
 # --- the multi-machine shape ---------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    if not DASK.exists():
-        pytest.skip("the dask command is not installed beside this Python")
-    running = Cluster(tmp_path_factory.mktemp("cluster"))
-    try:
-        yield running
-    finally:
-        running.stop()
+cluster = test_distributed.cluster   # a scheduler and two worker processes, this module's own
 
 
 @pytest.mark.parametrize("moment", ["pages", "bundle"])
@@ -235,22 +225,12 @@ def test_cluster_with_a_worker_killed_mid_build_builds_the_clean_site(
          "https://news.example/", "--cluster", cluster.address, "--no-progress", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     victim = cluster.workers[0]
-    deadline = time.monotonic() + 300
 
     def reached() -> bool:   # the tasks are submitted before the first page is written
         if moment == "pages":
             return out.is_dir() and any(out.iterdir())
         return (out / "search" / "bundle" / "a").is_dir()
-    while not reached() and run.poll() is None:
-        assert time.monotonic() < deadline, f"the build never reached its {moment}"
-        time.sleep(0.01)
-    killed_mid_build = run.poll() is None
-    os.kill(victim.pid, signal.SIGKILL)
-    victim.wait()
-    stdout, stderr = run.communicate(timeout=300)
-    assert run.returncode == 0, stderr
-    assert killed_mid_build, "the build ended before the worker was killed: make it longer"
-    report = json.loads(stdout)
+    report = json.loads(kill_mid_run(run, victim, reached, f"its {moment}"))
     assert report["search"]["dask"]["scheduler"] == cluster.address
     if moment == "bundle":   # results the killed worker held were computed again
         prefix = f"archive-site-{report['search']['dask']['run']}-"

@@ -230,14 +230,21 @@ class ColumnIndex:
             return docs[0], np.asarray(weights[0], dtype=np.float64)
         return np.concatenate(docs), np.concatenate(weights).astype(np.float64)
 
-    def _term(self, q: wq.Term) -> Match:
-        fieldname = q.fieldname
+    def _column_field(self, fieldname: str) -> Any:
+        """The schema's field a query part names: None when the index has no such field
+        (nothing matches), ``Unsupported`` when the sidecars keep no columns for it."""
         schema = self.searcher.schema
         if fieldname not in schema:
-            return _EMPTY
+            return None
         if fieldname not in FIELDS:
             raise Unsupported(f"{fieldname}: field without columns")
-        field = schema[fieldname]
+        return schema[fieldname]
+
+    def _term(self, q: wq.Term) -> Match:
+        fieldname = q.fieldname
+        field = self._column_field(fieldname)
+        if field is None:
+            return _EMPTY
         try:
             word = field.to_bytes(q.text)
         except ValueError:
@@ -265,12 +272,9 @@ class ColumnIndex:
         words' intersection and keeps that matcher's score, times the phrase's boost), so
         the kept documents keep the AND's scores."""
         fieldname = q.fieldname
-        schema = self.searcher.schema
-        if fieldname not in schema:
+        field = self._column_field(fieldname)
+        if field is None:
             return _EMPTY
-        if fieldname not in FIELDS:
-            raise Unsupported(f"{fieldname}: field without columns")
-        field = schema[fieldname]
         if not field.format or not field.format.supports("positions"):
             raise Unsupported(f"{fieldname}: a phrase on a field without positions")
         words: list[bytes] = []
@@ -340,12 +344,9 @@ class ColumnIndex:
         query reaches there, every such word takes the idf of the most common of them and
         its own boost, and a document holding several sums them."""
         fieldname = q.field()
-        schema = self.searcher.schema
-        if fieldname not in schema:
+        field = self._column_field(fieldname)
+        if field is None:
             return _EMPTY
-        if fieldname not in FIELDS:
-            raise Unsupported(f"{fieldname}: field without columns")
-        field = schema[fieldname]
         if field.scorable and not hasattr(self.weighting, "score_function") \
                 or not hasattr(self.weighting, "idf_of"):
             raise Unsupported("a weighting without score_function or idf_of")
