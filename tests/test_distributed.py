@@ -247,6 +247,30 @@ def test_local_cluster_builds_the_reuters_slice_as_bytes(client: Any, tmp_path: 
     assert_sidecars_as_read_back(tmp_path / "dask", tmp_path / "read-back")
 
 
+def test_batches_larger_than_commit_every_have_their_segments_written_side_by_side(
+        client: Any, bbc: Path, bbc_built: tuple[Path, Any], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every batch outgrows ``commit_every`` here (a 100k-article run's batches do): a commit
+    waits for the segments written so far, so it waits until each worker has one in flight,
+    not after every batch (which wrote one segment at a time)."""
+    waited_for: list[int] = []
+    commit = DistributedIndexer.commit
+
+    def counting(self: DistributedIndexer, w: Any) -> None:
+        waited_for.append(len(self._writing))
+        commit(self, w)
+
+    monkeypatch.setattr(DistributedIndexer, "commit", counting)
+    folder = tmp_path / "index"
+    report = DistributedIndexer(folder, client, commit_every=1,
+                                batch_bytes=24 << 10).run([bbc])
+    same_report(report, bbc_built[1])
+    assert report.dask["batches"] > 4 and len(waited_for) > 2
+    # the last commit takes what is left; each one before waited on a segment per worker
+    assert min(waited_for[:-1]) >= 2, waited_for
+    assert_same_index(folder, bbc_built[0])
+
+
 def test_without_dask_the_options_say_what_is_missing(monkeypatch: pytest.MonkeyPatch,
                                                       tmp_path: Path) -> None:
     from click.testing import CliRunner

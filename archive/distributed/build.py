@@ -132,9 +132,20 @@ class DistributedIndexer(Indexer):
             if progress:
                 for _, source in batch:
                     progress(source)
-            if pending.articles >= self.commit_every:
+            if self.commit_due(pending):
                 w = self.commit_and_reopen(w, manifest, pending)
         return w
+
+    def commit_due(self, pending: Any) -> bool:
+        """Commit once ``commit_every`` articles wait *and* a segment write per worker is in
+        flight. A commit waits for every segment written so far; were it taken at each batch
+        that outgrows ``commit_every`` (a large batch always does), the client would wait on one
+        segment at a time and the workers would write segments one after another. So a run
+        holds up to a batch per worker beyond ``commit_every`` uncommitted. With no write in
+        flight (a run of deletions) there is nothing to wait for, so the commit is due."""
+        writing = len(self._writing)
+        return pending.articles >= self.commit_every and (
+            writing == 0 or writing >= max(1, self.worker_count()))
 
     def _plan(self, sources: list[SourceFile], manifest: dict[str, store.FileState],
               report: IndexReport, progress: Progress | None) -> list[tuple[tasks.Planned,
