@@ -106,9 +106,10 @@ def grid(k1: Iterable[float] = (0.6, 0.9, 1.2, 1.5), b: Iterable[float] = (0.5, 
     return list(out)
 
 
-def bm25f_grid(k1: Iterable[float] = (0.9, 1.2, 1.5, 2.0), b: Iterable[float] = (0.5, 0.75, 0.9),
+def bm25f_grid(k1: Iterable[float] = (0.9, 1.2, 1.5, 2.0, 2.5, 3.0),
+               b: Iterable[float] = (0.3, 0.5, 0.75, 0.9),
                title_b: Iterable[float] = (0.0, 0.3, 0.75),
-               title: Iterable[float] = (0.25, 0.5, 1.0), df: Iterable[str] = ("max", "any")
+               title: Iterable[float] = (0.25, 0.5, 1.0, 2.0), df: Iterable[str] = ("max", "any")
                ) -> list[Setting]:
     """The true BM25F settings, and the sum form with one idf per word (``df=any``).
 
@@ -116,7 +117,8 @@ def bm25f_grid(k1: Iterable[float] = (0.9, 1.2, 1.5, 2.0), b: Iterable[float] = 
     selection, so they are held here. The title's weight multiplies its indexed tf, which
     holds the index-time boost of 2 already: 0.5 makes a title word count as one in the body.
     BM25F adds a word's fields into one tf before saturating, so a larger k1 than the sum
-    form's has room to pay off: its k1 goes to 2."""
+    form's has room to pay off: its k1 goes to 3 (a first run picked 2, then the grid's edge,
+    with b 0.5 and title 1, also edges: so the grid reaches past them)."""
     out: dict[Setting, None] = {}
     for values in itertools.product(k1, b, title_b, title, df):
         k, bb, tb, t, d = values
