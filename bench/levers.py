@@ -1,14 +1,26 @@
 """Ranking levers chosen by leave-one-collection-out: ``python -m bench levers``.
 
-Every lever is a parameter of the archive's one weighting family (``archive.ranking.NewsBM25F``:
-per-field BM25 summed over fields), so the static site's bundle, which recomputes the same
-formula from term frequencies and lengths, can follow whatever is chosen:
+Every lever but ``form`` is a parameter of the archive's one weighting family
+(``archive.ranking.NewsBM25F``: per-field BM25 summed over fields), so the static site's bundle,
+which recomputes the same formula from term frequencies and lengths, can follow whatever is
+chosen; ``form=bm25f`` is the candidate other family (a true BM25F), measured here before any
+of the product's scorers would be changed to it:
 
 * ``k1``; ``b`` (the body's and captions' length normalisation) and ``title_b`` (the title's);
 * ``title`` -- the query-time multiplier on the title field's score (the index-time field boost
   of 2 stays: it is part of the indexed term frequency);
 * ``idf`` -- ``lucene`` = log(1 + (N - df + 0.5) / (df + 0.5)), ``whoosh`` = log(N / (df + 1)) + 1;
-* ``qtf`` -- a word said k times in the query weighs k, or 1.
+* ``qtf`` -- a word said k times in the query weighs k, or 1;
+* ``form`` -- ``sum``: a BM25 per field (its own tf saturation and length), weighed and summed
+  over the fields (what ``NewsBM25F`` does); ``bm25f``: a true BM25F (Robertson and Zaragoza):
+  each field's tf normalised by its own b and weighed by its field weight, summed over the
+  fields into one tf, saturated once with k1, times the word's idf. In the sum form a word
+  in title and body is saturated twice, so a match in both counts almost double; in BM25F
+  the title's occurrences only add to the word's one saturated tf;
+* ``df`` -- which document frequency a word's idf is computed from: ``field`` (each field's
+  own, the sum form only: a word rare in titles gets a large idf there), ``max`` (its largest
+  over the fields, Lucene's ``CombinedFieldQuery``) or ``any`` (articles holding it in any
+  field: one idf per word, a blended idf).
 
 Evaluating a few hundred settings through ``archive eval`` would mean a few hundred Whoosh
 searches per query; none of these levers changes the index, so each collection's postings for
@@ -55,11 +67,21 @@ class Setting:
     title: float = ranking.FIELD_WEIGHTS.get("title", 1.0)
     idf: str = ranking.IDF
     qtf: bool = True
+    form: str = "sum"
+    df: str = "field"
 
     @property
     def label(self) -> str:
-        return (f"k1={self.k1:g} b={self.b:g} title_b={self.title_b:g} title={self.title:g} "
-                f"idf={self.idf} qtf={'yes' if self.qtf else 'no'}")
+        return (f"{self.form} k1={self.k1:g} b={self.b:g} title_b={self.title_b:g} "
+                f"title={self.title:g} idf={self.idf} df={self.df} "
+                f"qtf={'yes' if self.qtf else 'no'}")
+
+    @property
+    def saturation(self) -> tuple[Any, ...]:
+        """What the saturated term frequencies depend on: settings equal here share them (in
+        BM25F the field weights act before the saturation, in the sum form after it)."""
+        return (self.form, self.k1, self.b, self.title_b,
+                self.title if self.form == "bm25f" else None)
 
     def field_b(self, name: str) -> float:
         return self.title_b if name == "title" else self.b
@@ -84,11 +106,35 @@ def grid(k1: Iterable[float] = (0.6, 0.9, 1.2, 1.5), b: Iterable[float] = (0.5, 
     return list(out)
 
 
+def bm25f_grid(k1: Iterable[float] = (0.9, 1.2, 1.5, 2.0, 2.5, 3.0),
+               b: Iterable[float] = (0.3, 0.5, 0.75, 0.9),
+               title_b: Iterable[float] = (0.0, 0.3, 0.75),
+               title: Iterable[float] = (0.25, 0.5, 1.0, 2.0), df: Iterable[str] = ("max", "any")
+               ) -> list[Setting]:
+    """The true BM25F settings, and the sum form with one idf per word (``df=any``).
+
+    Lucene's idf and counting repeated query words were picked in every fold of the last
+    selection, so they are held here. The title's weight multiplies its indexed tf, which
+    holds the index-time boost of 2 already: 0.5 makes a title word count as one in the body.
+    BM25F adds a word's fields into one tf before saturating, so a larger k1 than the sum
+    form's has room to pay off: its k1 goes to 3 (a first run picked 2, then the grid's edge,
+    with b 0.5 and title 1, also edges: so the grid reaches past them)."""
+    out: dict[Setting, None] = {}
+    for values in itertools.product(k1, b, title_b, title, df):
+        k, bb, tb, t, d = values
+        out.setdefault(Setting(k, bb, tb, t, "lucene", True, "bm25f", d), None)
+    for values in itertools.product((0.6, 0.9, 1.2, 1.5), b, title_b, (0.25, 0.5, 1.0)):
+        k, bb, tb, t = values
+        out.setdefault(Setting(k, bb, tb, t, "lucene", True, "sum", "any"), None)
+    return list(out)
+
+
 @dataclass
 class TermPostings:
     """One query term in one field: which articles hold it, with what indexed weight."""
 
     field: str
+    text: str               # the analysed word
     count: int              # how often the term occurs in the query
     doc_frequency: int
     docs: np.ndarray        # document numbers
@@ -132,8 +178,8 @@ class CollectionPostings:
                         cache[key] = _postings(reader, *key)
                     df, docs, weights = cache[key]
                     if df:
-                        terms.append(TermPostings(leaf.fieldname, int(leaf.boost), df, docs,
-                                                  weights))
+                        terms.append(TermPostings(leaf.fieldname, leaf.text, int(leaf.boost),
+                                                  df, docs, weights))
                 out[qid] = terms
         return cls(doc_count, keys, lengths, average, out)
 
@@ -151,11 +197,12 @@ class CollectionPostings:
         """Mean MAP / nDCG@10 / P@10 / R@100 over the judged queries for every setting, as
         ``archive eval`` computes them (``archive.evaluate``'s definitions, vectorised).
 
-        Settings sharing k1 and the two b's share the saturated term frequencies, so those
-        are computed once per query and group; the rest of a setting is one scalar per term."""
-        groups: dict[tuple[float, float, float], list[Setting]] = {}
+        Settings sharing ``Setting.saturation`` share the saturated term frequencies, so
+        those are computed once per query and group; the rest of a setting is one scalar per
+        term."""
+        groups: dict[tuple[Any, ...], list[Setting]] = {}
         for s in settings:
-            groups.setdefault((s.k1, s.b, s.title_b), []).append(s)
+            groups.setdefault(s.saturation, []).append(s)
         docnum = {key: n for n, key in enumerate(self.keys)}
         sums = {s: np.zeros(len(METRICS)) for s in settings}
         judged_queries = 0
@@ -180,9 +227,13 @@ class CollectionPostings:
 
 class QueryMatrix:
     """One query's matches as a matrix: a row per (term, field), a column per matching
-    article (ascending document number, Whoosh's tie order). A setting's scores are the
-    saturated term frequencies of its k1 and b's, weighed per row by field weight, query-term
-    count and idf, and summed: ``NewsBM25F``'s formula."""
+    article (ascending document number, Whoosh's tie order).
+
+    In the sum form a setting's scores are the saturated term frequencies of its k1 and b's,
+    weighed per row by field weight, query-term count and idf, and summed: ``NewsBM25F``'s
+    formula. In the BM25F form the rows of one word are first combined (each field's tf over
+    its length normalisation, times its field weight, summed), saturated once, and weighed
+    per word by query-term count and idf."""
 
     def __init__(self, collection: CollectionPostings, terms: Sequence[TermPostings],
                  grades: Mapping[int, int]):
@@ -191,19 +242,49 @@ class QueryMatrix:
         self.docs = np.unique(np.concatenate([t.docs for t in terms]))
         self.columns = [np.searchsorted(self.docs, t.docs) for t in terms]
         self.grades = np.array([grades.get(int(d), 0) for d in self.docs], dtype=float)
+        rows: dict[str, list[int]] = {}
+        for row, t in enumerate(terms):
+            rows.setdefault(t.text, []).append(row)
+        self.word_rows = list(rows.values())
+        self.word_of = np.zeros(len(terms), dtype=int)
+        for word, members in enumerate(self.word_rows):
+            self.word_of[members] = word
+        # a word's document frequency over its fields: the largest, and over any of them
+        self.word_df = {
+            "max": [max(terms[r].doc_frequency for r in members) for members in self.word_rows],
+            "any": [len(np.unique(np.concatenate([terms[r].docs for r in members])))
+                    for members in self.word_rows]}
+
+    def _df(self, setting: Setting, row: int) -> int:
+        if setting.df == "field":
+            return self.terms[row].doc_frequency
+        return self.word_df[setting.df][self.word_of[row]]
 
     def scores(self, settings: Sequence[Setting]) -> np.ndarray:
-        """A row of scores per setting; the settings must share k1, b and title_b."""
+        """A row of scores per setting; the settings must share ``Setting.saturation``."""
         first = settings[0]
         k1, c = first.k1, self.collection
+        if first.form == "bm25f":
+            combined = np.zeros((len(self.word_rows), len(self.docs)))
+            for row, (t, columns) in enumerate(zip(self.terms, self.columns)):
+                b = first.field_b(t.field)
+                norm = (1 - b) + b * c.lengths[t.field][t.docs] / c.average[t.field]
+                combined[self.word_of[row], columns] += first.field_weight(t.field) \
+                    * t.weights / norm
+            saturated = combined * (k1 + 1) / (combined + k1)
+            weights = np.array([[(self.terms[members[0]].count if s.qtf else 1)
+                                 * ranking.IDF_FORMS[s.idf](c.doc_count,
+                                                            self._df(s, members[0]))
+                                 for members in self.word_rows] for s in settings])
+            return weights @ saturated
         saturated = np.zeros((len(self.terms), len(self.docs)))
         for row, (t, columns) in enumerate(zip(self.terms, self.columns)):
             b = first.field_b(t.field)
             norm = k1 * ((1 - b) + b * c.lengths[t.field][t.docs] / c.average[t.field])
             saturated[row, columns] = t.weights * (k1 + 1) / (t.weights + norm)
         weights = np.array([[s.field_weight(t.field) * (t.count if s.qtf else 1)
-                             * ranking.IDF_FORMS[s.idf](c.doc_count, t.doc_frequency)
-                             for t in self.terms] for s in settings])
+                             * ranking.IDF_FORMS[s.idf](c.doc_count, self._df(s, row))
+                             for row, t in enumerate(self.terms)] for s in settings])
         return weights @ saturated
 
     def top(self, scores: np.ndarray, depth: int = 1000) -> np.ndarray:
@@ -291,7 +372,7 @@ def run(data: Path, names: Sequence[str], best_peer: Mapping[str, float],
     from archive.evaluate import read_qrels, read_queries
     from bench import testcollections
 
-    settings = list(settings or grid())
+    settings = list(settings or grid() + bm25f_grid())
     names = [n for n in names if best_peer.get(n)]  # a ratio needs a peer that found something
     maps: dict[str, dict[Setting, float]] = {}
     means: dict[str, dict[Setting, dict[str, float]]] = {}

@@ -117,3 +117,135 @@ def test_the_grid_scores_as_archive_eval(collection) -> None:  # noqa: ANN001
     got = postings.evaluate_many([Setting(), Setting(k1=2.0)], qrels)
     assert got[Setting()] == pytest.approx(expected)
     assert got[Setting(k1=2.0)] != got[Setting()]
+
+
+# -- the true BM25F form against a direct computation ------------------------------------------
+
+TINY = [
+    ("1", "Coffee prices rise", "Coffee growers say coffee prices rose as frost hit Brazil."),
+    ("2", "Brazil frost", "Frost damaged the crop in Brazil and exports fell."),
+    ("3", "Markets", "Coffee coffee coffee and tea markets were quiet in London, with little "
+                     "news for traders and dealers all through a long and slow session."),
+    ("4", "Tea exports", "Tea exports from Kenya rose."),
+    ("5", "Coffee", "A short note."),
+    ("6", "Oil prices fall", "Oil prices fell in a long session of trading in which brokers "
+                             "said coffee was not mentioned."),
+    ("7", "Kenya tea", "Kenya tea auction prices."),
+]
+TINY_QUERIES = {"a": "coffee prices brazil", "b": "coffee coffee frost", "c": "tea exports kenya",
+                "d": "coffee"}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from click.testing import CliRunner
+
+    from archive.cli import main
+
+    root = tmp_path_factory.mktemp("bm25f")
+    docs = root / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": i, "title": t, "body": b}) + "\n"
+                            for i, t, b in TINY), "utf-8")
+    result = CliRunner().invoke(main, ["index", str(docs), "--index", str(root / "index"),
+                                       "--json", "--no-progress"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return root / "index"
+
+
+def reference_scores(index: Path, text: str, setting: Setting) -> dict[str, float]:
+    """Each article's score for ``text`` computed directly, article by article, from the
+    stored text run through the schema's analyzer (not from postings): the textbook formula
+    of ``setting``'s form, to check the grid's vectorised one against."""
+    from collections import Counter
+
+    from archive.ranking import IDF_FORMS
+
+    with Archive(index) as archive:
+        schema, searcher = archive.index.schema, archive.searcher
+        reader = searcher.reader()
+        analyzer = schema["body"].analyzer
+        n = reader.doc_count_all()
+        tokens: list[dict[str, list[str]]] = []
+        for docnum in range(n):
+            stored = searcher.stored_fields(docnum)
+            fields = {}
+            for name in levers.TEXT_FIELDS:
+                fields[name] = [t.text for t in analyzer(stored.get(name) or "")]
+                # the lengths are the tokens counted: the quantised byte is exact this small
+                assert reader.doc_field_length(docnum, name, 0) == len(fields[name])
+            tokens.append(fields)
+        keys = [searcher.stored_fields(d)["external_id"] for d in range(n)]
+        boost = {name: schema[name].format.field_boost for name in levers.TEXT_FIELDS}
+    average = {f: (sum(len(d[f]) for d in tokens) / n) or 1 for f in levers.TEXT_FIELDS}
+    query = Counter(t.text for t in analyzer(text))
+    idf = IDF_FORMS[setting.idf]
+    out: dict[str, float] = {}
+    for docnum, doc in enumerate(tokens):
+        total, matched = 0.0, False
+        for word, count in query.items():
+            qtf = count if setting.qtf else 1
+            field_df = {f: sum(word in d[f] for d in tokens) for f in levers.TEXT_FIELDS}
+            df = {"max": max(field_df.values()),
+                  "any": sum(any(word in d[f] for f in levers.TEXT_FIELDS) for d in tokens)}
+            combined = 0.0
+            for f in levers.TEXT_FIELDS:
+                tf = doc[f].count(word) * boost[f]
+                if not tf:
+                    continue
+                matched = True
+                b, weight = setting.field_b(f), setting.field_weight(f)
+                norm = 1 - b + b * len(doc[f]) / average[f]
+                if setting.form == "bm25f":
+                    combined += weight * tf / norm
+                else:
+                    word_idf = idf(n, field_df[f] if setting.df == "field" else df[setting.df])
+                    total += weight * qtf * word_idf * tf * (setting.k1 + 1) \
+                        / (tf + setting.k1 * norm)
+            if setting.form == "bm25f" and combined:
+                total += qtf * idf(n, df[setting.df]) * combined * (setting.k1 + 1) \
+                    / (combined + setting.k1)
+        if matched:
+            out[keys[docnum]] = total
+    return out
+
+
+BM25F_SETTINGS = [Setting(k1=1.2, b=0.75, title_b=0.3, title=0.5, form="bm25f", df="max"),
+                  Setting(k1=2.0, b=0.5, title_b=0.0, title=1.0, form="bm25f", df="any"),
+                  Setting(k1=0.9, b=0.9, title_b=0.75, title=0.25, qtf=False, form="bm25f",
+                          df="any"),
+                  Setting(k1=1.2, b=0.75, title_b=0.75, title=0.5, form="sum", df="any"),
+                  Setting()]
+
+
+@pytest.mark.parametrize("setting", BM25F_SETTINGS, ids=lambda s: s.label)
+def test_the_grid_scores_each_form_as_the_direct_computation(tiny: Path,
+                                                            setting: Setting) -> None:
+    postings = CollectionPostings.read(tiny, TINY_QUERIES)
+    for qid, text in TINY_QUERIES.items():
+        expected = reference_scores(tiny, text, setting)
+        matrix = levers.QueryMatrix(postings, postings.queries[qid], {})
+        scores = matrix.scores([setting])[0]
+        got = {postings.keys[d]: float(s) for d, s in zip(matrix.docs, scores)}
+        assert got == pytest.approx(expected, rel=1e-12), (qid, setting.label)
+        assert postings.rank(postings.queries[qid], setting) == \
+            sorted(expected, key=lambda k: (-expected[k], postings.keys.index(k)))
+
+
+def test_bm25f_is_not_the_sum_form(tiny: Path) -> None:
+    """The forms differ where a word is in both title and body: the check above can fail."""
+    bm25f = reference_scores(tiny, "coffee", Setting(form="bm25f", df="max"))
+    summed = reference_scores(tiny, "coffee", Setting(df="max"))
+    assert bm25f.keys() == summed.keys()
+    # article 1 holds coffee in title and body: the sum form saturates twice and adds
+    ratio = {k: summed[k] / bm25f[k] for k in bm25f}
+    assert ratio["1"] > ratio["3"] * 1.2
+
+
+def test_bm25f_grid_settings_are_distinct_and_grouped() -> None:
+    settings = levers.grid() + levers.bm25f_grid()
+    assert len(settings) == len(set(settings))
+    assert {s.form for s in settings} == {"sum", "bm25f"}
+    # in BM25F the title weight acts before the saturation: it splits the groups
+    assert Setting(form="bm25f", title=0.5).saturation != \
+        Setting(form="bm25f", title=1.0).saturation
+    assert Setting(title=0.5).saturation == Setting(title=1.0).saturation
