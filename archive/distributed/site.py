@@ -169,6 +169,10 @@ class DistributedBundle:
             lists.sort(key=lambda found: order[found.segid])
             finish_bundle(out, self.prefix, facets, days, self.numbering, lists,
                           collection_stats(self.archive, self.numbering))
+            # the same segment cache as the in-process build's, so a later build reuses
+            segments.remember(out, self.prefix, segments.fingerprints(
+                self.archive, self.numbering, self.prefix, self.shard_bytes, self.head_size),
+                lists)
         finally:
             self.release()
         return BundleReport(
