@@ -553,7 +553,8 @@ def test_browser_engine_matches_the_reference(fixture_site, tmp_path: Path) -> N
 
 # --- a day's update: only the new segment's lists are written ------------------------------------
 
-def test_a_days_update_writes_only_the_new_segments_lists(tmp_path: Path) -> None:
+def test_a_days_update_writes_only_the_new_segments_lists(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Articles newer than any are added (a new segment) and one older article is edited
     (its old copy deleted in its segment): the old segment's files are left as they were, the
     reference still answers as the CLI does, and the edited article shows once."""
@@ -574,9 +575,17 @@ def test_a_days_update_writes_only_the_new_segments_lists(tmp_path: Path) -> Non
     writer.update_document(**store.to_document(edited))
     writer.commit(merge=False)
     ix.close()
+    built: list[int] = []
+    build_segment = ss_segments.build_segment
+
+    def counted(*args: Any) -> Any:
+        built.append(args[2])
+        return build_segment(*args)
+    monkeypatch.setattr(ss_segments, "build_segment", counted)
     with Archive(index) as archive:
         out = OutputFolder(site)
         ss.build_bundle(archive, out, shard_bytes=512, head_size=4, procs=1)
+        assert built == [1]   # the old segment's files were kept, not even rebuilt
         segs = [row[0] for row in _reader(site).meta["segs"]]
         assert old in segs and len(segs) == 2
         written = [line[2:] for line in out.change_lines() if line[0] in "AM"]
@@ -594,3 +603,20 @@ def test_a_days_update_writes_only_the_new_segments_lists(tmp_path: Path) -> Non
         fresh = tmp_path / "fresh"
         ss.build_bundle(archive, OutputFolder(fresh), shard_bytes=512, head_size=4, procs=1)
     assert _tree(site) == _tree(fresh)
+
+
+def test_a_kept_segment_whose_file_changed_is_built_again(fixture_site, tmp_path: Path) -> None:
+    """The segment cache is trusted only while every file it lists has its size: a damaged
+    file makes the segment's lists be built (and the file written) again."""
+    index, _, _ = fixture_site
+    site = tmp_path / "site"
+    with Archive(index) as archive:
+        ss.build_bundle(archive, OutputFolder(site), shard_bytes=512, head_size=4, procs=1)
+        (segid, _, _), = _reader(site).meta["segs"]
+        victim = site / "search" / "bundle" / "s" / segid / "t" / "0.js"
+        good = victim.read_bytes()
+        victim.write_bytes(good + b"\n")
+        out = OutputFolder(site)
+        ss.build_bundle(archive, out, shard_bytes=512, head_size=4, procs=1)
+    assert victim.read_bytes() == good
+    assert out.change_lines() == [f"M search/bundle/s/{segid}/t/0.js"]
