@@ -30,7 +30,8 @@ COLUMNS = [("corpus", "corpus", ""), ("articles", "articles", ",d"), ("added", "
            ("files_share", "files written / site", ".1%"),
            ("bytes_share", "bytes written / site", ".1%"),
            ("bundle_written", "of them search bundle", ",d"),
-           ("differ", "files differing from a fresh build", ",d")]
+           ("differ", "files differing from a fresh build", ",d"),
+           ("segments", "index segments", ",d")]
 
 SHARE = 0.01          # 1% new, 1% edited
 FILES = 20            # the base articles are spread over this many JSONL files
@@ -80,6 +81,12 @@ def _files(site: Path) -> dict[str, int]:
             if p.is_file() and not p.name.startswith(".archive-")}
 
 
+def _meta(site: Path) -> dict[str, Any]:
+    """The site's search ``meta`` (its ``segs``: one row per live index segment)."""
+    from archive.site.search import parse_script
+    return parse_script((site / "search" / "bundle" / "meta.js").read_bytes())[1]
+
+
 def run(corpora: list[tuple[str, Path]], work: Path, timeout: float = 3600) -> list[dict[str, Any]]:
     rows = []
     for name, path in corpora:
@@ -122,5 +129,6 @@ def run(corpora: list[tuple[str, Path]], work: Path, timeout: float = 3600) -> l
             "removed": sum(1 for line in lines if line[0] == "D"),
             "written_by_area": dict(areas.most_common(12)),
             "differ": len(differ), "differ_examples": differ[:12],
+            "segments": len(_meta(site)["segs"]),
         })
     return rows

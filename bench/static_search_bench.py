@@ -421,7 +421,7 @@ def sample(queries: list[str], count: int) -> list[str]:
 
 PARTS = (("client code", re.compile(r"/assets/search/|/pagefind/[^/]+\.(js|pagefind)$")),
          ("meta", re.compile(r"/bundle/(meta|d/\d+)\.js$|pagefind-entry\.json$|\.pf_meta$")),
-         ("postings", re.compile(r"/bundle/[tp]/|\.pf_index$")),
+         ("postings", re.compile(r"/bundle/s/[^/]+/[tp]/|\.pf_index$")),
          ("filters/counts", re.compile(r"/bundle/([cf]/|facets\.js$)|\.pf_filter$")),
          ("shown results", re.compile(r"/bundle/a/|\.pf_fragment$")))
 

@@ -622,3 +622,51 @@ def test_boolean_phrase_filter_sort_and_follow(site: SiteUnderTest, page: Page,
     expect(page.locator("main h1")).to_have_text(title)
     expect(page.locator("article header .meta")).to_contain_text("Reuters")
     console.assert_clean()
+
+
+# --- issue 17: a site brought up to date searches like a fresh build ---------------------------
+
+def test_an_updated_site_searches_like_a_fresh_build(tmp_path: Path, page: Page,
+                                                     console: Console) -> None:
+    """A day's update (two new articles in a new index segment, one article edited, its old
+    copy deleted in its segment) brought into a built site: its search page, opened from
+    disk, answers every query with the hits, in the order, of a fresh build of the same
+    index, and the edited article shows once."""
+    news = tmp_path / "news"
+    for name, text in ARTICLES.items():
+        (news / name).parent.mkdir(parents=True, exist_ok=True)
+        (news / name).write_text(text, "utf-8")
+    index, updated, fresh = tmp_path / "index", tmp_path / "updated", tmp_path / "fresh"
+    run_cli("index", SEEDS, news, "--index", index, "--no-progress")
+    run_cli("site", "--index", index, "--out", updated, "--no-progress")
+    (news / "world" / "cocoa-zeppelin.txt").write_text(
+        "Zeppelin carries cocoa to Lebanon\n\nA zeppelin landed in Beirut, Lebanon, on May 2, "
+        "2020 with cocoa beans from Ghana.\n\nReuters\n", "utf-8")
+    (news / "world" / "hezbollah-talks.txt").write_text(
+        "Hezbollah joins cocoa talks\n\nHezbollah officials joined talks on cocoa imports in "
+        "Lebanon on May 3, 2020.\n\nAP\n", "utf-8")
+    ghana = news / "world" / "ghana-cocoa-farmers.txt"
+    ghana.write_text(ghana.read_text("utf-8").replace("within a month.",
+                                                      "within a month by zeppelin."), "utf-8")
+    run_cli("index", SEEDS, news, "--index", index, "--no-progress")
+    run_cli("site", "--index", index, "--out", updated, "--no-progress")
+    run_cli("site", "--index", index, "--out", fresh, "--no-progress")
+    from archive.site.search import parse_script
+    _, meta = parse_script((updated / "search" / "bundle" / "meta.js").read_bytes())
+    assert len(meta["segs"]) >= 2 and meta["x"], meta   # the old copy: a deletion list
+
+    def answers(site: Path, query: str) -> list[str]:
+        page.goto(f"{(site / 'search' / 'index.html').as_uri()}?q={quote(query)}")
+        search = SearchPage(page)
+        expect(search.status).not_to_have_text(re.compile("Searching"), timeout=WAIT_MS)
+        expect(search.status).to_have_text(re.compile(r"results?\b|No results"),
+                                           timeout=WAIT_MS)
+        return search.slugs()
+
+    for query in ("cocoa", "zeppelin", "hezbollah OR cocoa", '"islamic state"', "lebanon",
+                  "cocoa -ghana", "date:2020", "source:reuters cocoa"):
+        got = answers(updated, query)
+        assert got == answers(fresh, query), query
+        assert len(got) == len(set(got)), query   # no article twice
+    assert len(answers(updated, "zeppelin")) == 2
+    console.assert_clean()

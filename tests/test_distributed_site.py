@@ -97,7 +97,9 @@ def test_local_cluster_builds_the_site_of_the_in_process_build(
     assert report.search == theirs
     assert (report.pages, report.added, report.bytes) == \
         (in_process[1].pages, in_process[1].added, in_process[1].bytes)
-    assert dask["workers"] == 2 and dask["ranges"] == 8 and dask["tasks"] > 50
+    # a task per range of articles and per segment's lists
+    assert dask["workers"] == 2 and dask["ranges"] == 8 and \
+        dask["tasks"] == 8 + report.search["segments"]
 
 
 def test_a_cluster_rebuild_over_the_same_site_changes_nothing(
@@ -215,8 +217,7 @@ def test_cluster_with_a_worker_killed_mid_build_builds_the_clean_site(
         moment: str, cluster: Cluster, index: Path, in_process: tuple[Path, Any],
         tmp_path: Path) -> None:
     """A worker is SIGKILLed while the client writes the pages (its tasks running), or once
-    the client writes the bundle's first files (the worker holding range results the shards
-    still need): Dask recomputes what it lost on the other worker, and the site is the clean
+    the client writes the bundle's first files (the worker running segments' lists): Dask recomputes what it lost on the other worker, and the site is the clean
     one (nothing lost, nothing twice)."""
     cluster.keep_workers(2)
     out = tmp_path / "site"

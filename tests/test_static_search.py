@@ -28,8 +28,9 @@ from archive.article import Article
 from archive.search import Archive
 from archive.site import search as ss
 from archive.site.search import articles as ss_articles
+from archive.site.search import helper as ss_helper
 from archive.site.search import pairs as ss_pairs
-from archive.site.search import postings as ss_postings
+from archive.site.search import segments as ss_segments
 from archive.site import urls
 from archive.site.files import OutputFolder
 from support import static_search_reference as ref
@@ -110,8 +111,10 @@ def _reader(site: Path) -> ref.BundleReader:
 def test_varints_and_postings_round_trip() -> None:
     values = [0, 1, 127, 128, 300, 2 ** 21, 2 ** 32 - 1]
     assert ss.read_varints(bytes(ss.varints(values)), len(values))[0] == values
-    numbers, qs = [0, 5, 6, 4000, 100000], [255, 1, 17, 128, 3]
-    assert ss.decode_postings(ss.encode_postings(numbers, qs), 5) == (numbers, qs)
+    postings = [(0, ((4, 9), (), (1, 300))), (5, ((), (2, 2 ** 20), ())), (100000, ((), (), (7, 1)))]
+    assert ss.decode_fielded(ss.encode_fielded(postings), 3, 1, 3) == postings
+    pairs = [(3, ((2, 4, 9), (), ())), (9, ((), (1, 1, 250), (3, 1, 8)))]
+    assert ss.decode_fielded(ss.encode_fielded(pairs), 2, 2, 3) == pairs
 
 
 def test_every_file_is_a_script_calling_the_bundle_callback(fixture_site) -> None:  # noqa: ANN001
@@ -238,45 +241,55 @@ def _counts(report: ss.BundleReport) -> dict[str, Any]:
 @pytest.mark.parametrize("mmap", [False, True])
 def test_two_process_build_is_byte_identical_to_the_sequential_one(
         split_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mmap: bool) -> None:
-    """The helper takes pair partitions too: the parent is slowed so that it must."""
+    """The parent takes a segment too: the helper is slowed so that it must."""
     parent, log = os.getpid(), tmp_path / "workers.log"
 
-    def slowed_and_logged(stage: str, work: Any) -> Any:
+    def logged(work: Any, pause: float) -> Any:
         def run(*args: Any) -> Any:
-            if os.getpid() == parent:
-                time.sleep(0.02)
+            if os.getpid() != parent:
+                time.sleep(pause)
             with open(log, "a") as f:
-                f.write(f"{stage}:{os.getpid()}\n")
+                f.write(f"{args[2]}:{os.getpid()}\n")
             return work(*args)
         return run
 
-    for stage in ("encode", "write"):
-        name = f"{stage}_partition"
-        monkeypatch.setattr(ss_pairs, name, slowed_and_logged(stage, getattr(ss_pairs, name)))
+    monkeypatch.setattr(ss_segments, "build_segment", logged(ss_segments.build_segment, 0))
+    monkeypatch.setattr(ss_helper, "build_segment", logged(ss_helper.build_segment, 1.0))
     with Archive(split_index, mmap=mmap) as archive:
         leaves = list(archive.searcher.reader().leaf_readers())
         assert len(leaves) == 2 and archive.searcher.doc_count() == 159
         one = ss.build_bundle(archive, OutputFolder(tmp_path / "one"), shard_bytes=512,
                               head_size=4, procs=1)
-        assert set(log.read_text().split()) == {f"encode:{parent}", f"write:{parent}"}
+        assert set(log.read_text().split()) == {f"0:{parent}", f"1:{parent}"}
         log.unlink()
         two = ss.build_bundle(archive, OutputFolder(tmp_path / "two"), shard_bytes=512,
                               head_size=4, procs=2)
-    for stage in ("encode", "write"):   # each partition once, some by each process
-        workers = [w for w in log.read_text().split() if w.startswith(stage)]
-        assert len(workers) == ss.PAIR_PARTITIONS and len(set(workers)) == 2, workers
-    assert _counts(one) == _counts(two) and one.articles == 159
+    workers = log.read_text().split()   # each segment once, one by each process
+    assert sorted(w.split(":")[0] for w in workers) == ["0", "1"] and \
+        len({w.split(":")[1] for w in workers}) == 2, workers
+    assert _counts(one) == _counts(two) and one.articles == 159 and one.segments == 2
     assert _tree(tmp_path / "one") == _tree(tmp_path / "two")
     assert two.peak_rss_mb > 0
 
 
+def _slow_articles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent's article pass waits, so the helper claims the one segment first."""
+    build = ss_articles.build_articles
+
+    def slow(*args: Any) -> Any:
+        time.sleep(0.5)
+        return build(*args)
+    monkeypatch.setattr(ss_articles, "build_articles", slow)
+
+
 def test_a_failing_helper_raises_a_clear_error(fixture_site, tmp_path: Path,  # noqa: ANN001
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(*args: Any, **kwargs: Any) -> tuple[int, int, int]:
+    def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("no terms today")
 
     index, _, _ = fixture_site
-    monkeypatch.setattr(ss_postings, "build_terms", broken)
+    monkeypatch.setattr(ss_helper, "build_segment", broken)
+    _slow_articles(monkeypatch)
     left = set(Path(tempfile.gettempdir()).glob("archive-bundle-*"))
     with Archive(index) as archive, pytest.raises(
             ss.BundleProcessFailed, match="helper process failed: RuntimeError: no terms today"):
@@ -288,12 +301,13 @@ def test_a_failing_helper_raises_a_clear_error(fixture_site, tmp_path: Path,  # 
 
 def test_a_killed_helper_raises_a_clear_error(fixture_site, tmp_path: Path,  # noqa: ANN001
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    def killed(*args: Any, **kwargs: Any) -> tuple[int, int, int]:
+    def killed(*args: Any, **kwargs: Any) -> Any:
         os.kill(os.getpid(), signal.SIGKILL)
         raise AssertionError("unreachable")
 
     index, _, _ = fixture_site
-    monkeypatch.setattr(ss_postings, "build_terms", killed)
+    monkeypatch.setattr(ss_helper, "build_segment", killed)
+    _slow_articles(monkeypatch)
     with Archive(index) as archive, pytest.raises(ss.BundleProcessFailed,
                                                   match=r"helper process died \(wait status 9\)"):
         ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=512, head_size=4, procs=2)
@@ -535,3 +549,74 @@ def test_browser_engine_matches_the_reference(fixture_site, tmp_path: Path) -> N
     run = subprocess.run([NODE, "--test", str(JS_TEST)], capture_output=True, text=True,
                          env=env, timeout=60)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+
+
+# --- a day's update: only the new segment's lists are written ------------------------------------
+
+def test_a_days_update_writes_only_the_new_segments_lists(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Articles newer than any are added (a new segment) and one older article is edited
+    (its old copy deleted in its segment): the old segment's files are left as they were, the
+    reference still answers as the CLI does, and the edited article shows once."""
+    # every article dated: undated ones are numbered after the newest, so new ones move them
+    base = [a if a.date else replace(a, date=datetime(2016, 6, 1), date_source="explicit")
+            for a in _articles()]
+    index = _index(tmp_path / "index", base)
+    site = tmp_path / "site"
+    with Archive(index) as archive:
+        ss.build_bundle(archive, OutputFolder(site), shard_bytes=512, head_size=4, procs=1)
+        (old,) = [row[0] for row in _reader(site).meta["segs"]]
+    day = [replace(a, id=f"day-{i:02d}", date=datetime(2019, 3, 1, i), path=f"day/{i}.txt",
+                   date_source="explicit") for i, a in enumerate(_articles(12, seed=9))]
+    edited = replace(base[20], body=base[20].body + ". zeppelin")
+    ix = store.open_index(index)
+    writer = store.open_writer(ix, index)
+    store.add_articles(writer, day)
+    writer.update_document(**store.to_document(edited))
+    writer.commit(merge=False)
+    ix.close()
+    built: list[int] = []
+    build_segment = ss_segments.build_segment
+
+    def counted(*args: Any) -> Any:
+        built.append(args[2])
+        return build_segment(*args)
+    monkeypatch.setattr(ss_segments, "build_segment", counted)
+    with Archive(index) as archive:
+        out = OutputFolder(site)
+        ss.build_bundle(archive, out, shard_bytes=512, head_size=4, procs=1)
+        assert built == [1]   # the old segment's files were kept, not even rebuilt
+        segs = [row[0] for row in _reader(site).meta["segs"]]
+        assert old in segs and len(segs) == 2
+        written = [line[2:] for line in out.change_lines() if line[0] in "AM"]
+        assert written and not [p for p in written if f"/s/{old}/" in p], written
+        reader = _reader(site)
+        assert reader.meta["x"][old]   # the edited article's old copy
+        for q in FIXTURE_QUERIES + ["zeppelin", "oil zeppelin"]:
+            total, ids = _cli_ids(archive, q)
+            answer = ref.search(reader, q, facets=False)
+            assert answer.total == total, q
+            if ids:
+                assert ref.overlap_at(10, ids, [h["id"] for h in answer.hits]) >= 0.9, q
+        zeppelin = ref.search(reader, "zeppelin", facets=False)
+        assert [h["id"] for h in zeppelin.hits] == [edited.id]
+        fresh = tmp_path / "fresh"
+        ss.build_bundle(archive, OutputFolder(fresh), shard_bytes=512, head_size=4, procs=1)
+    assert _tree(site) == _tree(fresh)
+
+
+def test_a_kept_segment_whose_file_changed_is_built_again(fixture_site, tmp_path: Path) -> None:
+    """The segment cache is trusted only while every file it lists has its size: a damaged
+    file makes the segment's lists be built (and the file written) again."""
+    index, _, _ = fixture_site
+    site = tmp_path / "site"
+    with Archive(index) as archive:
+        ss.build_bundle(archive, OutputFolder(site), shard_bytes=512, head_size=4, procs=1)
+        (segid, _, _), = _reader(site).meta["segs"]
+        victim = site / "search" / "bundle" / "s" / segid / "t" / "0.js"
+        good = victim.read_bytes()
+        victim.write_bytes(good + b"\n")
+        out = OutputFolder(site)
+        ss.build_bundle(archive, out, shard_bytes=512, head_size=4, procs=1)
+    assert victim.read_bytes() == good
+    assert out.change_lines() == [f"M search/bundle/s/{segid}/t/0.js"]

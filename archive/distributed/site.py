@@ -1,16 +1,15 @@
 """The search bundle of a site build on a Dask cluster (``archive site --cluster/--workers``):
 the client side.
 
-The workers do what costs: scoring every term list, reading every article for its file and
-its phrase pairs, encoding the pair lists, cutting shards (``archive.distributed.sitetasks``).
+The workers do what costs: a task per Whoosh segment cuts its term and pair lists into shard
+files, and ranges of articles write their files (``archive.distributed.sitetasks``).
 The client plans the ranges, writes what comes back into the site's ``OutputFolder`` (so
 "what changed" is decided in one place), and does the small serial rest of the in-process
 build: id blocks, facets, days, ``meta``. The files are byte for byte the in-process
 build's: the same functions run on the same index, only split into ranges.
 
-The plan is a graph of tasks submitted at once (``submit``), so the site's pages can be
-written here while the workers run it; only the shard counts wait for the client, as they
-depend on the summed sizes of every range.
+The plan is a set of tasks submitted at once (``submit``), so the site's pages can be
+written here while the workers run it.
 
 Two rules keep a killed worker harmless. Nothing a task needs is scattered: its arguments
 and the index are all it reads, so Dask can recompute any lost result from its lineage. And
@@ -30,10 +29,9 @@ from archive.distributed import sitetasks
 from archive.distributed.sitetasks import IndexAt, IndexChanged, IndexNotShared
 from archive.search import Archive
 from archive.site.files import OutputFolder
-from archive.site.search import BundleReport, articles
-from archive.site.search.bundle import finish_bundle
-from archive.site.search.format import BUNDLE_PREFIX, shard_count
-from archive.site.search.pairs import PAIR_PARTITIONS
+from archive.site.search import BundleReport, articles, segments
+from archive.site.search.bundle import collection_stats, finish_bundle
+from archive.site.search.format import BUNDLE_PREFIX
 from archive.site.search.postings import Numbering
 
 __all__ = ["BundleTaskFailed", "DistributedBundle", "IndexChanged", "IndexNotShared",
@@ -42,8 +40,6 @@ __all__ = ["BundleTaskFailed", "DistributedBundle", "IndexChanged", "IndexNotSha
 #: ranges of articles and of terms per worker: enough that a slow or lost worker's share is
 #: small, few enough that the scheduler's per-task cost stays small
 RANGES_PER_WORKER = 4
-#: the text fields' term lists the client reads to cut the term ranges
-RANGE_FIELD = "body"
 
 
 class BundleTaskFailed(RuntimeError):
@@ -59,7 +55,7 @@ class DistributedBundle:
     which the workers must see at the same path)."""
 
     def __init__(self, client: Any, archive: Archive, folder: Path, *,
-                 prefix: str = BUNDLE_PREFIX, shard_bytes: int = 768, head_size: int = 128,
+                 prefix: str = BUNDLE_PREFIX, shard_bytes: int = 768, head_size: int = 64,
                  ranges: int | None = None):
         self.client, self.archive = client, archive
         self.at = IndexAt(str(Path(folder).resolve()),
@@ -67,10 +63,8 @@ class DistributedBundle:
         self.prefix, self.shard_bytes, self.head_size = prefix, shard_bytes, head_size
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         self.ranges = ranges or RANGES_PER_WORKER * workers
-        self.groups = min(PAIR_PARTITIONS, 2 * workers)
         # the client's own numbering (each worker computes the same from the same index)
         self.numbering = Numbering(archive)
-        self.second_phase = 0
         self.run = secrets.token_hex(4)
         self.futures: list[Any] = []   # every future of the build, held until it ends
         self.what: dict[str, str] = {}  # a task's key -> what it builds, for messages
@@ -78,46 +72,28 @@ class DistributedBundle:
         self.waited = 0.0              # seconds this process spent waiting for the cluster
         self.started = time.perf_counter()
         self._articles: list[Any] = []
-        self._term_ranges: list[Any] = []
-        self._term_sizes: list[Any] = []
-        self._pair_groups: list[Any] = []
-        self._pair_sizes: list[Any] = []
+        self._segments: list[Any] = []
 
     # -- the plan -------------------------------------------------------------------------------
 
     def submit(self) -> DistributedBundle:
-        """Submit every task that needs nothing from this process; returns at once."""
+        """Submit every task (a segment's lists each, and ranges of articles); returns at
+        once."""
         self.started = time.perf_counter()
         count = len(self.numbering)
         self.check_workers()
-        bounds = self.term_bounds(self.ranges)
-        for i, (start, stop) in enumerate(zip(["", *bounds], [*bounds, None])):
-            entries = self._submit(sitetasks.term_range, self.at, start, stop, self.head_size,
-                                   name=f"terms-{i}", priority=1,
-                                   what=f"term lists from {start!r} to {stop!r}")
-            self._term_ranges.append(entries)
-            self._term_sizes.append(self._submit(sitetasks.entries_size, entries,
-                                                 name=f"terms-size-{i}"))
-        ranges = article_ranges(count, self.ranges)
-        done = [self._submit(sitetasks.article_range, self.at, first, end, self.prefix,
-                             PAIR_PARTITIONS, name=f"articles-{first}", priority=2,
-                             what=f"articles numbered {first} to {end - 1}")
-                for first, end in ranges]
-        self._articles = [self._submit(sitetasks.article_part, d, name=f"articles-part-{i}")
-                          for i, d in enumerate(done)]
-        for g in range(self.groups):
-            picks = [self._submit(sitetasks.pair_pick, d, self.groups, g,
-                                  name=f"pairs-pick-{i}-{g}") for i, d in enumerate(done)]
-            encoded = self._submit(sitetasks.pair_group, picks, PAIR_PARTITIONS, self.groups,
-                                   g, self.head_size, name=f"pairs-{g}",
-                                   what=f"pair lists of group {g}")
-            self._pair_groups.append(encoded)
-            self._pair_sizes.append(self._submit(sitetasks.entries_size, encoded,
-                                                 name=f"pairs-size-{g}"))
-        # the second phase, submitted once the shard counts are known: a pick per term range
-        # and group, a file task per term group and per pair group
-        self.second_phase = len(self._term_ranges) * self.groups + 2 * self.groups
-        self.total += self.second_phase
+        # the largest segments first: they take longest
+        sizes = [leaf.doc_count_all() for leaf, _ in self.archive.searcher.reader().leaf_readers()
+                 if leaf.segment() is not None]
+        for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+            self._segments.append(self._submit(
+                sitetasks.segment_lists, self.at, i, self.prefix, self.shard_bytes,
+                self.head_size, name=f"segment-{i}", priority=1,
+                what=f"term and pair lists of segment {i}"))
+        self._articles = [self._submit(sitetasks.article_range, self.at, first, end, self.prefix,
+                                       name=f"articles-{first}", priority=2,
+                                       what=f"articles numbered {first} to {end - 1}")
+                          for first, end in article_ranges(count, self.ranges)]
         return self
 
     def check_workers(self) -> None:
@@ -129,23 +105,6 @@ class DistributedBundle:
             self.client.run(sitetasks.check_index, self.at)
         finally:
             self.waited += time.perf_counter() - began
-
-    def term_bounds(self, ranges: int) -> list[str]:
-        """Words that cut the term list into ``ranges`` ranges of about equal postings (the
-        cost of scoring a list is its postings), read from the largest field's term lists."""
-        weights: dict[bytes, int] = {}
-        for leaf, _ in self.archive.searcher.reader().leaf_readers():
-            if RANGE_FIELD in leaf.schema:
-                for word, info in leaf.iter_field(RANGE_FIELD):
-                    weights[word] = weights.get(word, 0) + info.doc_frequency()
-        total = sum(weights.values())
-        bounds: list[str] = []
-        held = 0
-        for word in sorted(weights):
-            if held >= total * (len(bounds) + 1) / ranges and len(bounds) < ranges - 1:
-                bounds.append(word.decode("utf-8"))
-            held += weights[word]
-        return bounds
 
     def _submit(self, function: Callable[..., Any], *args: Any, name: str,
                 priority: int = 0, what: str | None = None) -> Any:
@@ -199,43 +158,36 @@ class DistributedBundle:
                     facets.add(number, part.facets[offset])
                     articles.add_day(days, number, part.days[offset])
                 tell(self.done, self.total)
-            term_sizes = [self.result(f) for f in self._term_sizes]
-            pair_sizes = [self.result(f) for f in self._pair_sizes]
-            terms = sum(n for n, _ in term_sizes)
-            term_shards = shard_count(sum(b for _, b in term_sizes), self.shard_bytes)
-            npairs = sum(n for n, _ in pair_sizes)
-            pair_shards = shard_count(sum(b for _, b in pair_sizes), self.shard_bytes,
-                                      PAIR_PARTITIONS)
-            self.total -= self.second_phase   # counted again as they are submitted
-            files = []
-            for g in range(self.groups):
-                picks = [self._submit(sitetasks.term_pick, r, term_shards, self.groups, g,
-                                      name=f"terms-pick-{i}-{g}")
-                         for i, r in enumerate(self._term_ranges)]
-                files.append(self._submit(sitetasks.term_group_files, picks, term_shards,
-                                          self.groups, g, self.prefix, name=f"terms-files-{g}"))
-                files.append(self._submit(sitetasks.pair_group_files, self._pair_groups[g],
-                                          PAIR_PARTITIONS, pair_shards, self.prefix,
-                                          name=f"pairs-files-{g}"))
-            for future in files:
-                for relative, data in self.result(future).items():
+            lists = []
+            for future in self._segments:
+                found, files = self.result(future)
+                for relative, data in files.items():
                     out.write(relative, data)
+                lists.append(found)
                 tell(self.done, self.total)
-            finish_bundle(out, self.prefix, facets, days, count, self.numbering.dated,
-                          term_shards, pair_shards)
+            order = {segid: i for i, segid in enumerate(segments.segment_ids(self.archive))}
+            lists.sort(key=lambda found: order[found.segid])
+            finish_bundle(out, self.prefix, facets, days, self.numbering, lists,
+                          collection_stats(self.archive, self.numbering))
+            # the same segment cache as the in-process build's, so a later build reuses
+            segments.remember(out, self.prefix, segments.fingerprints(
+                self.archive, self.numbering, self.prefix, self.shard_bytes, self.head_size),
+                lists)
         finally:
             self.release()
         return BundleReport(
             files=len(out.produced) - before[1], written=out.written - before[0],
-            bytes=out.bytes_total - before[2], articles=count, terms=terms, pairs=npairs,
-            term_shards=term_shards, pair_shards=pair_shards,
+            bytes=out.bytes_total - before[2], articles=count,
+            terms=sum(found.terms for found in lists), pairs=sum(found.pairs for found in lists),
+            term_shards=sum(found.term_shards for found in lists),
+            pair_shards=sum(found.pair_shards for found in lists), segments=len(lists),
             seconds=round(time.perf_counter() - self.started, 3))
 
     def summary(self) -> dict[str, Any]:
         """The cluster's part of the build, for the site's report."""
         return {"scheduler": self.client.scheduler.address, "run": self.run,
                 "workers": len(self.client.scheduler_info().get("workers", {})),
-                "tasks": self.total, "ranges": self.ranges, "groups": self.groups,
+                "tasks": self.total, "ranges": self.ranges,
                 "client_wait_seconds": round(self.waited, 3)}
 
     def release(self) -> None:

@@ -9,11 +9,8 @@ its lineage, and every rerun gives the same bytes.
 
 The bundle's work in tasks:
 
-- ``term_range``: the scored lists of the terms in one range of the term list;
-- ``article_range``: a range of article numbers: their files, ids, facet values and days,
-  and their pair records by partition;
-- the shuffles: ``term_pick``/``pair_pick`` take one group's share of a range's result, and
-  ``term_group_files``, ``pair_group`` and ``pair_group_files`` build a group's shards.
+- ``segment_lists``: one Whoosh segment's term and pair lists, cut into its shard files;
+- ``article_range``: a range of article numbers: their files, ids, facet values and days.
 
 Files come back as bytes (``FileBatch``): the client's ``OutputFolder`` writes them, and alone
 decides what changed.
@@ -21,7 +18,8 @@ decides what changed.
 
 from __future__ import annotations
 
-import itertools
+import shutil
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +28,8 @@ from typing import Any
 from archive import store
 from archive.search import Archive
 from archive.site.files import FileBatch
-from archive.site.search import articles, pairs, postings
-from archive.site.search.format import FACETS, Entry, entry_bytes
+from archive.site.search import articles, postings, segments
+from archive.site.search.format import FACETS
 
 
 class IndexNotShared(RuntimeError):
@@ -56,7 +54,6 @@ class Opened:
 
     archive: Archive
     numbering: postings.Numbering
-    scorer: postings.FieldScorer
 
 
 _OPENED: dict[IndexAt, Opened] = {}
@@ -97,8 +94,7 @@ def opened(at: IndexAt, worker: Any = None) -> Opened:
                 f"the index in {at.folder} is at generation {generation} on the Dask worker "
                 f"{worker_name(worker)}, not {at.generation} as on this machine (it changed during "
                 "the build, or the worker sees another copy): build the site again")
-        found = _OPENED[at] = Opened(archive, postings.Numbering(archive),
-                                     postings.FieldScorer(archive))
+        found = _OPENED[at] = Opened(archive, postings.Numbering(archive))
         return found
 
 
@@ -109,96 +105,44 @@ def check_index(at: IndexAt, dask_worker: Any = None) -> int:
     return len(opened(at, dask_worker).numbering)
 
 
-# --- term lists --------------------------------------------------------------------------------
+# --- segments' lists ---------------------------------------------------------------------------
 
-def term_range(at: IndexAt, start: str, stop: str | None, head_size: int) -> list[Entry]:
-    """The encoded lists of the terms in [start, stop)."""
-    index = opened(at)
-    return postings.term_entries(index.archive, index.numbering, head_size, index.scorer,
-                                 start, stop)
-
-
-def entries_size(entries: list[Entry] | dict[int, list[Entry]]) -> tuple[int, int]:
-    """(lists, shard bytes) of a task's entries: all the client needs to count the shards."""
-    if isinstance(entries, dict):
-        entries = list(itertools.chain.from_iterable(entries.values()))
-    return len(entries), sum(entry_bytes(e) for e in entries)
-
-
-def term_pick(entries: list[Entry], nshards: int, groups: int, group: int) -> list[Entry]:
-    """The lists of one range whose shard falls in ``group`` (shard mod groups)."""
-    shards = postings.term_shards(entries, nshards, range(group, nshards, groups))
-    return list(itertools.chain.from_iterable(shards.values()))
-
-
-def term_group_files(picked: list[list[Entry]], nshards: int, groups: int, group: int,
-                     prefix: str) -> dict[str, bytes]:
-    """The term shard files of ``group`` (every one, empty or not) from each range's pick."""
-    shards = postings.term_shards(itertools.chain.from_iterable(picked), nshards,
-                                  range(group, nshards, groups))
+def segment_lists(at: IndexAt, index: int, prefix: str, shard_bytes: int,
+                  head_size: int) -> tuple[segments.SegmentLists, dict[str, bytes]]:
+    """Segment ``index``'s term and pair shard files, as the in-process build writes them."""
+    opened_index = opened(at)
     batch = FileBatch()
-    postings.write_shards(batch, prefix, "t", shards)
-    return batch.files
+    work = Path(tempfile.mkdtemp(prefix="archive-segment-"))
+    try:
+        found = segments.build_segment(opened_index.archive, opened_index.numbering, index,
+                                       batch, prefix, shard_bytes, head_size, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return found, batch.files
 
 
-# --- articles and pairs ------------------------------------------------------------------------
+# --- articles --------------------------------------------------------------------------------
 
 @dataclass
 class ArticleRange:
-    """A range of articles: what the client needs (files, ids, facet values, days), and the
-    pair records by partition (which stay on the workers)."""
+    """A range of articles: what the client needs (files, ids, facet values, days)."""
 
     first: int
     files: dict[str, bytes] = field(default_factory=dict)
     ids: list[str] = field(default_factory=list)
     facets: list[dict[str, Any]] = field(default_factory=list)
     days: list[int | None] = field(default_factory=list)
-    pairs: dict[int, bytes] = field(default_factory=dict)
 
 
-def article_range(at: IndexAt, first: int, end: int, prefix: str,
-                  partitions: int) -> ArticleRange:
+def article_range(at: IndexAt, first: int, end: int, prefix: str) -> ArticleRange:
     """Articles ``first`` to ``end`` (exclusive): the article pass of the in-process build."""
     index = opened(at)
     batch = FileBatch()
     done = ArticleRange(first)
-    chunks: dict[int, list[bytes]] = {}
-    for number, stored, found in articles.article_pass(index.archive, index.numbering, batch,
-                                                       prefix, index.scorer, first, end):
+    for number, stored in articles.article_pass(index.archive, index.numbering, batch,
+                                                prefix, first, end):
         done.ids.append(stored["id"])
         done.facets.append({name: stored.get(name) for name in FACETS})
         done.days.append(articles.day_of(stored, number, index.numbering.dated))
-        for p, records in pairs.pair_records(number, found, partitions).items():
-            chunks.setdefault(p, []).append(records)
     done.files = batch.files
-    done.pairs = {p: b"".join(records) for p, records in chunks.items()}
     return done
-
-
-def article_part(done: ArticleRange) -> ArticleRange:
-    """What of a range travels to the client: all but its pair records."""
-    return ArticleRange(done.first, done.files, done.ids, done.facets, done.days)
-
-
-def pair_pick(done: ArticleRange, groups: int, group: int) -> dict[int, bytes]:
-    """A range's pair records of the partitions in ``group`` (partition mod groups)."""
-    return {p: data for p, data in done.pairs.items() if p % groups == group}
-
-
-def pair_group(picked: list[dict[int, bytes]], partitions: int, groups: int, group: int,
-               head_size: int) -> dict[int, list[Entry]]:
-    """Each partition of ``group`` encoded, its records taken range by range in article
-    order (as the in-process spool holds them)."""
-    return {p: pairs.partition_entries(b"".join(pick.get(p, b"") for pick in picked),
-                                       head_size)
-            for p in range(group, partitions, groups)}
-
-
-def pair_group_files(encoded: dict[int, list[Entry]], partitions: int, nshards: int,
-                     prefix: str) -> dict[str, bytes]:
-    """The pair shard files the partitions of a group own."""
-    batch = FileBatch()
-    for p, entries in encoded.items():
-        postings.write_shards(batch, prefix, "p",
-                              pairs.partition_shards(entries, p, partitions, nshards))
-    return batch.files

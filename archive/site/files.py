@@ -98,6 +98,19 @@ class OutputFolder:
             self.changes[relative] = CHANGED if existed else ADDED
         return True
 
+    def keep(self, relative: str) -> bool:
+        """Count a file an earlier build wrote as produced again, unread and unwritten (the
+        caller knows its bytes are what this build would write); False when it is gone."""
+        try:
+            size = os.stat(os.path.join(self.root, relative)).st_size
+        except FileNotFoundError:
+            return False
+        if relative not in self.produced:
+            self.produced.add(relative)
+            self.unchanged += 1
+            self.bytes_total += size
+        return True
+
     @property
     def added(self) -> int:
         return sum(1 for kind in self.changes.values() if kind == ADDED)

@@ -66,7 +66,7 @@ test("early termination skips tails a rare term makes irrelevant", { skip: !SITE
   const { Engine } = loadClient();
   const engine = new Engine(fileLoader(join(SITE, "search", "bundle")));
   await engine.search("oil");
-  const tails = engine.load.requests.filter((n) => /^t\/\d+-\d+-\d+$/.test(n));
+  const tails = engine.load.requests.filter((n) => /^s\/[^/]+\/t\/\d+-\d+-\d+$/.test(n));
   const meta = await engine.load("meta");
   assert.ok(tails.length < 3, `fetched ${tails.length} tail files for one term (n=${meta.n})`);
 });

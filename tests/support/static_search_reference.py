@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import calendar
+import math
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from archive import analysis
-from archive.site.search.format import (FACETS, decode_postings, dequantize, facet_file,
+from archive.site.search.format import (FACETS, decode_fielded, facet_file,
                                         key_hash, page_path, parse_script, read_varints,
                                         tail_name)
 
@@ -272,6 +273,35 @@ def parse_query(text: str) -> dict | None:
 
 # --- reading the bundle -------------------------------------------------------------------------
 
+def idf_of(meta: dict[str, Any], df: int) -> float:
+    """The weighting's idf (``archive.ranking``) from the collection's count in ``meta``."""
+    n = meta["N"]
+    if meta["w"]["idf"] == "whoosh":
+        return math.log(n / (df + 1)) + 1
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def fielded_score(meta: dict[str, Any], idf: list[float], fields: tuple[tuple[int, ...], ...]) \
+        -> float:
+    """A posting's BM25F score: per field holding it, each word's weighted BM25 (a pair's
+    two words in turn), summed left to right as ``archive.ranking`` and Whoosh sum them."""
+    w = meta["w"]
+    nfields = len(fields)
+    score = 0.0
+    for f, values in enumerate(fields):
+        if not values:
+            continue
+        length = values[-1]
+        for i, weight in enumerate(values[:-1]):
+            score += w["fw"][f] * bm25(idf[i * nfields + f], weight, length, meta["avg"][f],
+                                       w["b"][f], w["k1"])
+    return score
+
+
+def bm25(idf: float, tf: float, fl: float, avgfl: float, B: float, K1: float) -> float:
+    return idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * fl / avgfl)))
+
+
 class BundleReader:
     """Loads bundle files by name (``meta``, ``t/12``, ``a/7``...), as the browser would."""
 
@@ -294,26 +324,50 @@ class BundleReader:
             self.loaded.append(name)
         return self.cache[name]
 
-    def postings(self, namespace: str, key: str) -> dict[int, float]:
-        """A term's or pair's full list: article number -> dequantized score."""
-        shard = key_hash(key) % self.meta["shards"][namespace]
-        rows = self.load(f"{namespace}/{shard}")
-        for index, row in enumerate(rows):
-            if row[0] == key:
-                return self._full(namespace, shard, index, row)
-        return {}
+    def deleted(self, segid: str) -> set[int]:
+        """The numbers a segment's lists hold for deleted copies (skipped there)."""
+        data = self.meta["x"].get(segid)
+        if not data:
+            return set()
+        raw = base64.b64decode(data)
+        out, last, pos = set(), -1, 0
+        while pos < len(raw):
+            (d,), pos = read_varints(raw, 1, pos)
+            last += d
+            out.add(last)
+        return out
 
-    def _full(self, namespace: str, shard: int, index: int, row: list[Any]) -> dict[int, float]:
-        df, top, head = row[1], row[2], row[3]
-        tiers = row[4] if len(row) > 4 else []
+    def postings(self, namespace: str, key: str) -> dict[int, float]:
+        """A term's or pair's full list over the live segments: article number -> BM25F
+        score, computed from the postings' weights and lengths as engine.js does."""
+        found = []
+        for segid, tshards, pshards in self.meta["segs"]:
+            shards = tshards if namespace == "t" else pshards
+            space = f"s/{segid}/{namespace}"
+            shard = key_hash(key) % shards
+            for index, row in enumerate(self.load(f"{space}/{shard}")):
+                if row[0] == key:
+                    found.append((segid, space, shard, index, row))
+        if not found:
+            return {}
+        arity = 1 if namespace == "t" else 2
+        nfields = len(self.meta["avg"])
+        dfs = [0] * (nfields * arity)
+        for *_, row in found:
+            dfs = [a + b for a, b in zip(dfs, row[1])]
+        idf = [idf_of(self.meta, df) for df in dfs]
         out: dict[int, float] = {}
-        parts = [(df - sum(c for c, _ in tiers), head)]
-        parts += [(count, self.load(tail_name(namespace, shard, index, t)))
-                  for t, (count, _) in enumerate(tiers)]
-        for count, data in parts:
-            numbers, qs = decode_postings(data, count)
-            for n, q in zip(numbers, qs):
-                out[n] = dequantize(q, top)
+        for segid, space, shard, index, row in found:
+            count, head = row[2], row[3]
+            tiers = row[4] if len(row) > 4 else []
+            parts = [(count - sum(c for c, _ in tiers), head)]
+            parts += [(c, self.load(tail_name(space, shard, index, t)))
+                      for t, (c, _) in enumerate(tiers)]
+            skip = self.deleted(segid)
+            for c, data in parts:
+                for n, fields in decode_fielded(data, c, arity, nfields):
+                    if n not in skip:
+                        out[n] = fielded_score(self.meta, idf, fields)
         return out
 
     def facet_numbers(self, facet: str, key: str) -> list[int]:

@@ -8,8 +8,9 @@ Python, JavaScript and the form's template live together here (as MkDocs' search
 keeps its own), one module per job:
 
 - ``format``: the bundle's file format, mirrored by ``client/engine.js``;
-- ``postings``: articles numbered in date order, the scored term lists, shard files;
-- ``pairs``: adjacent-word pair lists (phrases), spooled to partitions;
+- ``postings``: articles numbered in date order, shard files;
+- ``segments``: each Whoosh segment's term and pair lists (what updates in place);
+- ``pairs``: adjacent-word pairs (phrases) of an article's fields;
 - ``articles``: the one pass over the articles: article files, facets, day tables;
 - ``bundle``: ``build_bundle``, in one process or two;
 - ``helper``: the second process, a ``processes.Child`` that talks with its parent;
@@ -32,16 +33,15 @@ from archive.site.files import OutputFolder
 from archive.site.search.bundle import BundleReport, build_bundle
 from archive.site.search.client import ASSET_FOLDER, CHART_SCRIPT, CLIENT_FILES, \
     CLIENT_PREFIX, CLIENT_SCRIPT, COUNTS_SCRIPT, asset_files, classic_analysis, without_comments
-from archive.site.search.format import BUNDLE_PREFIX, FACETS, decode_postings, \
-    encode_postings, parse_script, read_varints, varints
+from archive.site.search.format import BUNDLE_PREFIX, FACETS, decode_fielded, \
+    encode_fielded, parse_script, read_varints, varints
 from archive.site.search.helper import BundleProcessFailed
-from archive.site.search.pairs import PAIR_PARTITIONS
 
 __all__ = [
     "ASSET_FOLDER", "BUNDLE_PREFIX", "CHART_SCRIPT", "CLIENT_FILES", "CLIENT_PREFIX", "CLIENT_SCRIPT",
-    "COUNTS_SCRIPT", "FACETS", "FORM_TEMPLATE", "PAIR_PARTITIONS", "BundleProcessFailed",
+    "COUNTS_SCRIPT", "FACETS", "FORM_TEMPLATE", "BundleProcessFailed",
     "BundleReport", "asset_files", "build", "build_bundle", "classic_analysis",
-    "decode_postings", "encode_postings", "page_markup", "parse_script", "read_varints",
+    "decode_fielded", "encode_fielded", "page_markup", "parse_script", "read_varints",
     "varints", "without_comments",
 ]
 

@@ -2,7 +2,6 @@
 
 - **One file per article** (metadata, page path and text), fetched only for shown results;
   the ids in blocks (``i/BLOCK``), which the browser never needs.
-- Each article's **pairs** go to the pair spool (``pairs.py``).
 - **Facets**: posting files per facet value in hash buckets (for ``source:``/``place:``/
   ``topic:`` filters: no value listing needed), and per-block columns of facet values with
   the value listing in ``facets`` (for the filter counts, fetched only when a visitor opens
@@ -24,8 +23,7 @@ from archive.search import Archive
 from archive.site.files import OutputFolder, Writes
 from archive.site.search.format import COLUMN_BLOCK, FACETS, article_record, b64, facet_file, \
     script, varints
-from archive.site.search.pairs import PairSpool, Tokens, article_pairs
-from archive.site.search.postings import FieldScorer, Numbering
+from archive.site.search.postings import Numbering
 
 
 class Facets:
@@ -59,35 +57,30 @@ class Facets:
 
 
 def build_articles(archive: Archive, numbering: Numbering, out: OutputFolder, prefix: str,
-                   spool: PairSpool, facets: Facets, scorer: FieldScorer) -> list[list[int]]:
-    """One pass over the stored articles in number order: article files, pairs, facets;
+                   facets: Facets) -> list[list[int]]:
+    """One pass over the stored articles in number order: article files, ids, facets;
     returns the days ([YYYYMMDD, first article number] per day with articles)."""
     days: list[list[int]] = []
     ids = IdBlocks(out, prefix, len(numbering))
-    for number, stored, pairs in article_pass(archive, numbering, out, prefix, scorer,
-                                              0, len(numbering)):
+    for number, stored in article_pass(archive, numbering, out, prefix, 0, len(numbering)):
         ids.add(number, stored["id"])
-        spool.add(number, pairs)
         facets.add(number, stored)
         add_day(days, number, day_of(stored, number, numbering.dated))
     return days
 
 
 def article_pass(archive: Archive, numbering: Numbering, out: Writes, prefix: str,
-                 scorer: FieldScorer, first: int, end: int) \
-        -> Iterator[tuple[int, dict[str, Any], dict[str, float]]]:
+                 first: int, end: int) -> Iterator[tuple[int, dict[str, Any]]]:
     """Articles ``first`` to ``end`` (exclusive) in number order: each one's file written,
-    then (number, stored fields, pair scores). A range needs nothing from any other, so a
-    cluster's tasks can each take one."""
+    then (number, stored fields). A range needs nothing from any other, so a cluster's
+    tasks can each take one."""
     reader = archive.searcher.reader()
-    schema = archive.index.schema
-    tokenize = {name: Tokens(schema[name].analyzer) for name in store.TEXT_FIELDS}
     for number in range(first, end):
         docnum = numbering.docnums[number]
         stored = reader.stored_fields(docnum)
         name = f"a/{number}"
         out.write(f"{prefix}/{name}.js", script(name, article_record(stored)))
-        yield number, stored, article_pairs(scorer, tokenize, docnum, stored)
+        yield number, stored
 
 
 class IdBlocks:

@@ -1,8 +1,8 @@
 """The search bundle's build: one pass over the articles, the term and pair lists, facets and
 dates, ``meta`` last, in one process or two.
 
-What the browser fetches is kept small: a first query loads ``meta`` (the same few hundred
-bytes at any size), a shard per word, and one file per shown result; filter counts and
+What the browser fetches is kept small: a first query loads ``meta`` (a few hundred bytes
+and a row per segment), a shard per word and segment, and one file per shown result; filter counts and
 exact totals are fetched only when a visitor opens the filter panel.
 """
 
@@ -19,9 +19,10 @@ from typing import Any
 from archive import processes
 from archive.search import Archive
 from archive.site.files import OutputFolder
-from archive.site.search import articles, client, pairs, postings
-from archive.site.search.format import BUNDLE_PREFIX, COLUMN_BLOCK, FORMAT_VERSION, script
-from archive.site.search.helper import Helper, peak_rss_mb
+from archive.site.search import articles, client, postings, segments
+from archive.site.search.format import BUNDLE_PREFIX, COLUMN_BLOCK, FORMAT_VERSION, b64, \
+    script, varints
+from archive.site.search.helper import Helper, claims, peak_rss_mb
 
 
 @dataclass
@@ -36,6 +37,7 @@ class BundleReport:
     pairs: int = 0
     term_shards: int = 0
     pair_shards: int = 0
+    segments: int = 0
     seconds: float = 0.0
     peak_rss_mb: float = 0.0
 
@@ -44,77 +46,97 @@ class BundleReport:
 
 
 def build_bundle(archive: Archive, out: OutputFolder, *, prefix: str = BUNDLE_PREFIX,
-                 shard_bytes: int = 768, head_size: int = 128,
+                 shard_bytes: int = 768, head_size: int = 64,
                  procs: int | None = None) -> BundleReport:
     """Write the search bundle for ``archive`` under ``prefix`` (plus the client scripts).
 
-    Streams: article texts are read one at a time; term lists are kept as their compact
-    encodings until shards are cut; pair lists are spooled to temporary partitions.
+    The article files, facets and days come from one pass over the articles in number
+    order; the term and pair lists are cut per Whoosh segment (``segments``), so a day's
+    update writes the lists of its new segment and leaves the others' files as they were.
 
     ``shard_bytes`` is the target size of a shard file: a query fetches about that much per
-    word (gzip makes it less), so small shards keep first queries small, and larger ones
-    make fewer files (for hosts that limit file counts) at a few KB more per query.
-    ``head_size`` postings of a list sit in its shard.
+    word and segment (gzip makes it less), so small shards keep first queries small, and
+    larger ones make fewer files (for hosts that limit file counts). ``head_size`` postings
+    of a segment's list sit in its shard.
 
     With two processes (``procs``; by default when a second process pays, see
-    ``processes.second_process_pays``), a forked helper builds the term lists while this
-    process reads the articles, then both encode and write the pair partitions: the same
-    files, byte for byte, in less wall time.
+    ``processes.second_process_pays``), a forked helper takes segments while this process
+    reads the articles, then both take the segments left: the same files, byte for byte.
     """
     started = time.perf_counter()
     before = (out.written, len(out.produced), out.bytes_total)
     numbering = postings.Numbering(archive)
     facets = articles.Facets()
-    scorer = postings.FieldScorer(archive)   # the weighting's scorers, shared by pairs and terms
     work = Path(tempfile.mkdtemp(prefix="archive-bundle-"))
+    prints = segments.fingerprints(archive, numbering, prefix, shard_bytes, head_size)
+    lists = segments.kept(out, prefix, prints)
+    held = {found.segid for found in lists}
+    todo = [i for i, (segid, _) in enumerate(prints) if segid not in held]
     helper: Helper | None = None
     try:
         if (procs or (2 if processes.second_process_pays() else 1)) > 1 and \
-                hasattr(os, "fork"):
+                hasattr(os, "fork") and todo:
             helper = Helper.start(archive, numbering, out.root, prefix, shard_bytes, head_size,
-                                  work)
-        spool = pairs.PairSpool(work)
-        days = articles.build_articles(archive, numbering, out, prefix, spool, facets, scorer)
-        spool.close()
-        if helper is None:
-            npairs, pair_shards, _ = pairs.build_pairs(spool, out, prefix, shard_bytes,
-                                                       head_size)
-        else:
-            npairs, pair_shards = helper.share_pairs(spool, out, prefix, shard_bytes,
-                                                     head_size)
+                                  work, todo)
+        days = articles.build_articles(archive, numbering, out, prefix, facets)
+        for index in claims(work, "segment", todo):
+            lists.append(segments.build_segment(archive, numbering, index, out, prefix,
+                                                shard_bytes, head_size, work))
+        if helper is not None:
+            lists += helper.finish(out)
     finally:
         if helper is not None:
             helper.stop()   # reaped already after success; killed after a failure
         shutil.rmtree(work, ignore_errors=True)
-    if helper is None:
-        terms, term_shards, _ = postings.build_terms(archive, numbering, out, prefix,
-                                                     shard_bytes, head_size, scorer)
-    else:
-        terms, term_shards = helper.terms, helper.term_shards
-    finish_bundle(out, prefix, facets, days, len(numbering), numbering.dated, term_shards,
-                  pair_shards)
+    order = {segid: i for i, segid in enumerate(segments.segment_ids(archive))}
+    lists.sort(key=lambda found: order[found.segid])
+    finish_bundle(out, prefix, facets, days, numbering, lists,
+                  collection_stats(archive, numbering))
+    segments.remember(out, prefix, prints, lists)
     return BundleReport(
         files=len(out.produced) - before[1], written=out.written - before[0],
-        bytes=out.bytes_total - before[2], articles=len(numbering), terms=terms,
-        pairs=npairs, term_shards=term_shards, pair_shards=pair_shards,
+        bytes=out.bytes_total - before[2], articles=len(numbering),
+        terms=sum(found.terms for found in lists), pairs=sum(found.pairs for found in lists),
+        term_shards=sum(found.term_shards for found in lists),
+        pair_shards=sum(found.pair_shards for found in lists), segments=len(lists),
         seconds=round(time.perf_counter() - started, 3),
         # the helper's own peak, sent with its report (see helper.peak_rss_mb)
         peak_rss_mb=max(peak_rss_mb(), helper.peak_rss_mb if helper else 0.0))
 
 
+def collection_stats(archive: Archive, numbering: postings.Numbering) -> dict[str, Any]:
+    """What the browser needs to score: the weighting's parameters, the article count and
+    average field lengths as Whoosh counts them (deleted copies included, as its idf and
+    averages do), and each segment's deletion list."""
+    searcher = archive.searcher
+    weighting = searcher.weighting
+    deleted = segments.deletions(archive, numbering)
+    return {
+        "N": searcher.doc_count_all(),
+        "avg": [searcher.avg_field_length(f) or 1 for f in segments.FIELDS],
+        "w": {"k1": weighting.K1, "b": [weighting.field_B(f) for f in segments.FIELDS],
+              "fw": [weighting.field_weight(f) for f in segments.FIELDS],
+              "idf": weighting.idf_form},
+        "x": {segid: b64(varints(n - p for n, p in zip(numbers, [-1] + numbers[:-1])))
+              for segid, numbers in deleted.items()},
+    }
+
+
 def finish_bundle(out: OutputFolder, prefix: str, facets: articles.Facets,
-                  days: list[list[int]], count: int, dated: int, term_shards: int,
-                  pair_shards: int) -> None:
+                  days: list[list[int]], numbering: postings.Numbering,
+                  lists: list[segments.SegmentLists], stats: dict[str, Any]) -> None:
     """What follows the article pass and the lists, wherever those were built: facets,
     days, ``meta`` last, and the client scripts."""
+    count, dated = len(numbering), numbering.dated
     listing, buckets, _ = articles.write_facets(facets, out, prefix, count)
     listing["year"] = articles.year_listing(days, dated)
     out.write(f"{prefix}/facets.js", script("facets", listing))
     articles.write_days(days, dated, out, prefix)
-    # Everything a first query needs before its postings: a few hundred bytes at any size.
+    # Everything a first query needs before its postings: small at any size, one row per
+    # live segment (the index's merges keep their count logarithmic).
     meta = {
-        "v": FORMAT_VERSION, "n": count, "dated": dated,
-        "shards": {"t": term_shards, "p": pair_shards}, "block": COLUMN_BLOCK,
+        "v": FORMAT_VERSION, "n": count, "dated": dated, **stats,
+        "segs": [found.meta_row() for found in lists], "block": COLUMN_BLOCK,
         "fb": buckets, "years": articles.years(days),
     }
     out.write(f"{prefix}/meta.js", script("meta", meta))

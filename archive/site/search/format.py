@@ -20,7 +20,7 @@ from typing import Any
 from archive import store
 from archive.site import urls
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 CALLBACK = "__archiveBundle"
 #: Where the site keeps the bundle, relative to its root.
 BUNDLE_PREFIX = "search/bundle"
@@ -70,22 +70,6 @@ def b64(data: bytes) -> str:
     return base64.b64encode(bytes(data)).decode("ascii")
 
 
-def encode_postings(numbers: list[int], qs: list[int]) -> str:
-    """Postings sorted by article number: delta varints, then one score byte each, base64."""
-    deltas = [n - p for n, p in zip(numbers, [-1] + numbers[:-1])]
-    return b64(varints(deltas) + bytes(qs))
-
-
-def decode_postings(text: str, count: int) -> tuple[list[int], list[int]]:
-    data = base64.b64decode(text)
-    deltas, pos = read_varints(data, count)
-    numbers, last = [], -1
-    for d in deltas:
-        last += d
-        numbers.append(last)
-    return numbers, list(data[pos:pos + count])
-
-
 def script(name: str, data: Any) -> bytes:
     """A bundle file: ``__archiveBundle("name", <JSON>);`` (JSON is valid JavaScript)."""
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -102,59 +86,100 @@ def parse_script(content: bytes) -> tuple[str, Any]:
     return name, json.loads(text[rest + 1:-2])
 
 
-def quantize(score: float, top: float) -> int:
-    """Linear 8 bits against the list's best score; never 0 (0 would read as 'no posting')."""
-    return max(1, min(255, round(score / top * 255))) if top > 0 else 1
-
-
-def dequantize(q: int, top: float) -> float:
-    """The browser computes exactly ``q * top / 255`` in float64 too, so scores tie alike."""
-    return q * top / 255
-
-
 # --- posting lists: head in the shard, tails in tiers --------------------------------------------
 
 @dataclass
-class Entry:
-    """One term's (or pair's) posting list, split for the shard and its tail files."""
+class FieldedEntry:
+    """One segment's list of a term (or pair): per-field document frequencies in the
+    segment (a pair: its first word's, then its second's), the posting count, the head's
+    encoded postings and the tiers (count, per-field bound, data).
+
+    A posting is its article number and, per text field, ``0`` when the field does not hold
+    it, else the field's weight (a pair: both words' weights) and the field's length."""
 
     key: str
-    df: int
-    top: float
-    head: str                       # encoded postings of the head
-    tiers: list[tuple[int, int, str]] = field(default_factory=list)  # (count, max q, data)
+    dfs: list[int]
+    count: int
+    head: str
+    tiers: list[tuple[int, list[list[int]], str]] = field(default_factory=list)
 
     def shard_row(self) -> list[Any]:
-        row: list[Any] = [self.key, self.df, self.top, self.head]
+        row: list[Any] = [self.key, self.dfs, self.count, self.head]
         if self.tiers:
             row.append([[count, bound] for count, bound, _ in self.tiers])
         return row
 
 
-def make_entry(key: str, scores: dict[int, float], head_size: int) -> Entry:
-    """Quantize, order by score (ties: lower number first), cut into head and tiers."""
-    # Six significant digits are plenty for 8-bit scores and keep the shard rows short.
-    if len(scores) == 1:            # most pairs: one article (no ranking, no tiers)
-        (number, score), = scores.items()
-        top = float(f"{score:.6g}")
-        return Entry(key, 1, top, encode_postings([number], [quantize(score, top)]))
-    top = float(f"{max(scores.values()):.6g}")
-    ranked = sorted(((quantize(s, top), n) for n, s in scores.items()),
-                    key=lambda qn: (-qn[0], qn[1]))
+Fielded = tuple[tuple[int, ...], ...]
+
+
+def encode_fielded(postings: list[tuple[int, Fielded]]) -> str:
+    """Postings sorted by number: delta varints, then each posting's fields as varints."""
+    numbers = [n for n, _ in postings]
+    deltas = [n - p for n, p in zip(numbers, [-1] + numbers[:-1])]
+    values: list[int] = []
+    for _, fields in postings:
+        for values_of_field in fields:
+            values.extend(values_of_field or (0,))
+    return b64(varints(deltas) + varints(values))
+
+
+def decode_fielded(text: str, count: int, arity: int, nfields: int) \
+        -> list[tuple[int, Fielded]]:
+    """``encode_fielded``'s inverse (``arity``: weights per field, 1 for terms, 2 for pairs)."""
+    data = base64.b64decode(text)
+    deltas, pos = read_varints(data, count)
+    out, last = [], -1
+    for d in deltas:
+        last += d
+        fields = []
+        for _ in range(nfields):
+            (first,), pos = read_varints(data, 1, pos)
+            if first == 0:
+                fields.append(())
+                continue
+            rest, pos = read_varints(data, arity, pos)
+            fields.append((first, *rest))
+        out.append((last, tuple(fields)))
+    return out
+
+
+def field_bound(postings: list[tuple[int, Fielded]], nfields: int) -> list[list[float]]:
+    """Per field, for each weight: its highest, and the highest weight-to-length ratio
+    (rounded up), among ``postings``; empty when none holds the field. BM25's term part
+    ``w (K1+1) / (w + K1 (1-B) + K1 B len / avg)`` grows with both, so scored with these
+    (engine.js ``boundScore``) nothing in the list scores more, at any average length."""
+    out: list[list[float]] = []
+    for f in range(nfields):
+        held = [fields[f] for _, fields in postings if fields[f]]
+        if not held:
+            out.append([])
+            continue
+        bound: list[float] = []
+        for i in range(len(held[0]) - 1):
+            ratio = max(v[i] / v[-1] if v[-1] else 1e9 for v in held)
+            bound += [max(v[i] for v in held), float(f"{ratio * (1 + 2e-6):.6g}")]
+        out.append(bound)
+    return out
+
+
+def make_fielded_entry(key: str, dfs: list[int], postings: dict[int, Fielded],
+                       rank: Any, head_size: int) -> FieldedEntry:
+    """Order by ``rank(fields, dfs)`` (falling; ties: lower number first), cut into head
+    and tiers."""
+    nfields = len(next(iter(postings.values())))
+    ranked = sorted(postings.items(), key=lambda nf: (-rank(nf[1], dfs), nf[0]))
     chunks, start, size = [], 0, head_size
     while start < len(ranked):
-        chunks.append(ranked[start:start + size])
+        chunks.append(sorted(ranked[start:start + size]))
         start += size
         size = head_size * TIER_GROWTH ** len(chunks)
-    encoded = []
-    for chunk in chunks:
-        by_number = sorted(chunk, key=lambda qn: qn[1])
-        encoded.append((len(chunk), chunk[0][0],
-                        encode_postings([n for _, n in by_number], [q for q, _ in by_number])))
-    return Entry(key, len(scores), top, encoded[0][2], encoded[1:])
+    tiers = [(len(chunk), field_bound(chunk, nfields), encode_fielded(chunk))
+             for chunk in chunks[1:]]
+    return FieldedEntry(key, dfs, len(postings), encode_fielded(chunks[0]), tiers)
 
 
-def entry_bytes(entry: Entry) -> int:
+def entry_bytes(entry: FieldedEntry) -> int:
     """An entry's share of its shard file (what the shard count is cut from)."""
     return len(entry.key.encode("utf-8")) + len(entry.head) + 24
 

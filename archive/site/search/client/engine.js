@@ -371,7 +371,8 @@
       return this.meta;
     }
 
-    /** A term's ("t") or pair's ("p") posting list as a leaf, its head loaded. */
+    /** A term's ("t") or pair's ("p") posting list over the live segments as a leaf, the
+     * heads loaded: one part per segment holding the key. */
     async list(ns, key) {
       const id = ns + " " + key;
       if (!this.lists.has(id)) this.lists.set(id, this.openList(ns, key));
@@ -379,47 +380,108 @@
     }
 
     async openList(ns, key) {
-      const shard = keyHash(key) % this.meta.shards[ns];
-      const rows = await this.load(`${ns}/${shard}`);
-      const index = rows.findIndex((r) => r[0] === key);
-      const leaf = { op: "leaf", known: new Map(), complete: true, bound: 0, tiers: [], next: 0 };
-      if (index < 0) return leaf;
-      const [, df, top, head, tiers = []] = rows[index];
-      Object.assign(leaf, { ns, shard, index, df, top, tiers });
-      this.addPostings(leaf, head, df - tiers.reduce((a, t) => a + t[0], 0));
+      const hash = keyHash(key);
+      const found = await Promise.all(this.meta.segs.map(async ([segid, ts, ps]) => {
+        const space = `s/${segid}/${ns}`;
+        const shard = hash % (ns === "t" ? ts : ps);
+        const rows = await this.load(`${space}/${shard}`);
+        const index = rows.findIndex((r) => r[0] === key);
+        return index < 0 ? null : { segid, space, shard, index, row: rows[index] };
+      }));
+      const leaf = { op: "leaf", known: new Map(), complete: true, bound: 0, parts: [] };
+      const nf = this.meta.avg.length, arity = ns === "t" ? 1 : 2;
+      const dfs = new Array(nf * arity).fill(0);
+      let count = 0;
+      for (const f of found) if (f) { f.row[1].forEach((d, i) => { dfs[i] += d; }); count += f.row[2]; }
+      leaf.idf = dfs.map((df) => idfOf(this.meta, df));
+      leaf.arity = arity;
+      // one word alone: its postings are the exact total (when no copy is deleted)
+      if (!found.some((f) => f && this.deleted(f.segid).size)) leaf.df = count;
+      for (const f of found) {
+        if (!f) continue;
+        const [, , c, head, tiers = []] = f.row;
+        const part = { segid: f.segid, space: f.space, shard: f.shard, index: f.index, tiers, next: 0 };
+        leaf.parts.push(part);
+        this.addPostings(leaf, part, head, c - tiers.reduce((a, t) => a + t[0], 0));
+      }
       this.setBound(leaf);
       return leaf;
     }
 
-    addPostings(leaf, b64, count) {
+    /** Numbers a segment's lists hold for deleted copies (meta.x), skipped there. */
+    deleted(segid) {
+      if (!this.skip) this.skip = new Map();
+      if (!this.skip.has(segid)) {
+        const set = new Set();
+        const data = this.meta.x[segid];
+        if (data) {
+          const bytes = bytesOf(data);
+          let pos = 0, last = -1;
+          while (pos < bytes.length) { const [[d], p] = varints(bytes, 1, pos); pos = p; set.add(last += d); }
+        }
+        this.skip.set(segid, set);
+      }
+      return this.skip.get(segid);
+    }
+
+    addPostings(leaf, part, b64, count) {
       const data = bytesOf(b64);
-      const [deltas, pos] = varints(data, count);
-      const numbers = undelta(deltas);
-      for (let i = 0; i < count; i++) leaf.known.set(numbers[i], data[pos + i] * leaf.top / 255);
+      const nf = this.meta.avg.length;
+      let [numbers, pos] = varints(data, count);
+      undelta(numbers);
+      const skip = this.deleted(part.segid);
+      for (let i = 0; i < count; i++) {
+        const fields = [];
+        for (let f = 0; f < nf; f++) {
+          const [[first], p] = varints(data, 1, pos);
+          pos = p;
+          if (first === 0) { fields.push(null); continue; }
+          const [rest, q] = varints(data, leaf.arity, pos);
+          pos = q;
+          fields.push([first, ...rest]);
+        }
+        if (!skip.has(numbers[i])) leaf.known.set(numbers[i], fieldedScore(this.meta, leaf.idf, fields));
+      }
     }
 
+    /** The best score any posting not fetched yet could have: per part, the highest of its
+     * remaining tiers' per-field bounds (highest weights, shortest length) scored (tiers are
+     * cut by a segment-local order, so a later tier may bound higher). */
     setBound(leaf) {
-      const tier = leaf.tiers[leaf.next];
-      leaf.complete = !tier;
-      leaf.bound = tier ? tier[1] * leaf.top / 255 : 0;
+      leaf.complete = true;
+      leaf.bound = 0;
+      for (const part of leaf.parts) {
+        part.bound = 0;
+        for (let t = part.next; t < part.tiers.length; t++) {
+          const b = boundScore(this.meta, leaf.idf, part.tiers[t][1]);
+          if (b > part.bound) part.bound = b;
+        }
+        if (part.next < part.tiers.length) { leaf.complete = false; if (part.bound > leaf.bound) leaf.bound = part.bound; }
+      }
     }
 
-    /** Fetch the leaf's next tail tier (postings of lower scores). */
+    /** Fetch the next tail tier (postings of lower scores) of the leaf's part whose unseen
+     * postings could score highest. */
     async more(leaf) {
-      const t = leaf.next;
-      const data = await this.load(`${leaf.ns}/${leaf.shard}-${leaf.index}-${t + 1}`);
+      let part = null;
+      for (const p of leaf.parts) if (p.next < p.tiers.length && (!part || p.bound > part.bound)) part = p;
+      if (!part) return;
+      const t = part.next;
+      const data = await this.load(`${part.space}/${part.shard}-${part.index}-${t + 1}`);
       // another caller got there first
-      if (leaf.next !== t) return;
-      this.addPostings(leaf, data, leaf.tiers[t][0]);
-      leaf.next = t + 1;
+      if (part.next !== t) return;
+      this.addPostings(leaf, part, data, part.tiers[t][0]);
+      part.next = t + 1;
       this.setBound(leaf);
     }
 
     async completeLeaf(leaf) {
       if (leaf.complete || leaf.op !== "leaf") return;
       const pending = [];
-      for (let t = leaf.next; t < leaf.tiers.length; t++) {
-        pending.push(this.load(`${leaf.ns}/${leaf.shard}-${leaf.index}-${t + 1}`));
+      for (const part of leaf.parts || []) {
+        for (let t = part.next; t < part.tiers.length; t++) {
+          pending.push(this.load(`${part.space}/${part.shard}-${part.index}-${t + 1}`));
+        }
       }
       await Promise.all(pending);
       while (!leaf.complete) await this.more(leaf);
@@ -547,6 +609,45 @@
 
     /** An article's record: {t: title, d: date, s: source, pl, u: page folder, b, c}; empty ones left out. */
     article(n) { return this.load(`a/${n}`); }
+  }
+
+  /** The weighting's idf (archive/ranking.py) from meta's article count. */
+  function idfOf(meta, df) {
+    const n = meta.N;
+    if (meta.w.idf === "whoosh") return Math.log(n / (df + 1)) + 1;
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  }
+
+  /** A posting's BM25F score: per field holding it ([weight(s)..., length] or null), each
+   * word's weighted BM25 (a pair's two in turn), summed left to right as the CLI sums them. */
+  function fieldedScore(meta, idf, fields) {
+    const w = meta.w, nf = fields.length;
+    let score = 0;
+    for (let f = 0; f < nf; f++) {
+      const v = fields[f];
+      if (!v) continue;
+      const fl = v[v.length - 1], B = w.b[f], K1 = w.k1;
+      for (let i = 0; i < v.length - 1; i++) {
+        const tf = v[i];
+        score += w.fw[f] * (idf[i * nf + f] * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * fl / meta.avg[f]))));
+      }
+    }
+    return score;
+  }
+
+  /** The most a posting of a tier can score: per field, each weight's highest and highest
+   * weight-to-length ratio (format.field_bound) in BM25's term part, a hair over for rounding. */
+  function boundScore(meta, idf, bound) {
+    const w = meta.w, nf = bound.length, K1 = w.k1;
+    let score = 0;
+    for (let f = 0; f < nf; f++) {
+      const B = w.b[f];
+      for (let i = 0; i + 1 < bound[f].length; i += 2) {
+        const [tf, ratio] = [bound[f][i], bound[f][i + 1]];
+        score += w.fw[f] * idf[(i / 2) * nf + f] * (K1 + 1) / (1 + K1 * (1 - B) / tf + K1 * B / (ratio * meta.avg[f]));
+      }
+    }
+    return score * (1 + 1e-9);
   }
 
   /** The same tree with every leaf made empty and complete: does the query match "nothing"? */

@@ -1,0 +1,321 @@
+"""The term and pair lists of one Whoosh segment: the part of the bundle that updates in place.
+
+Why per segment: a Whoosh segment never changes once written (a day's ``archive index`` adds a
+small one, deletions are kept beside it, merges replace a few small ones by one), so lists cut
+from one segment's articles are rewritten only when that segment is new. Nothing in them may
+depend on the rest of the collection, so a posting holds what the index holds for it (each
+field's weight and length) and each list's head its per-field document frequency in this
+segment; ``meta`` holds the collection's count and average lengths, and the browser computes
+the archive's BM25F (``archive.ranking``) from them, summing each word's frequencies over the
+live segments as Whoosh does. Lists are cut by a segment-local order (the same formula with
+the segment's own averages and no idf), and each tail tier carries per field its highest
+weights and shortest length, so the browser bounds what it has not fetched yet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import itertools
+import json
+import os
+import pickle
+import struct
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from whoosh import scoring
+
+from archive import __version__, store
+from archive.site.files import OutputFolder, Writes
+from archive.site.search.format import FORMAT_VERSION, FieldedEntry, entry_bytes, key_hash, \
+    make_fielded_entry, shard_count
+from archive.site.search.pairs import Tokens
+from archive.site.search.postings import Numbering, write_shards
+
+FIELDS = store.TEXT_FIELDS
+#: pair spool record: key length, article number, then per field (weight a, weight b, length)
+PAIR_RECORD = struct.Struct("<HI" + "III" * len(FIELDS))
+#: what the last build of an output folder wrote per segment (a builder's cache, never
+#: published: the bundle is the same without it, only slower to bring up to date)
+SEGMENT_CACHE = ".archive-segments.json"
+
+
+@dataclass
+class SegmentLists:
+    """What one segment's lists came to (``meta`` lists each live segment with its counts)."""
+
+    segid: str
+    terms: int
+    term_shards: int
+    pairs: int
+    pair_shards: int
+    files: int
+
+    def meta_row(self) -> list[Any]:
+        return [self.segid, self.term_shards, self.pair_shards]
+
+
+def fingerprints(source: Any, numbering: Numbering, prefix: str, shard_bytes: int,
+                 head_size: int) -> list[tuple[str, str]]:
+    """(segment id, fingerprint) per live segment: everything its files depend on (the
+    segment is immutable; the numbers its articles have; the build's parameters)."""
+    weighting = source.searcher.weighting
+    params = json.dumps([__version__, FORMAT_VERSION, prefix, shard_bytes, head_size,
+                         weighting.K1, [weighting.field_B(f) for f in FIELDS],
+                         [weighting.field_weight(f) for f in FIELDS]])
+    out = []
+    for leaf, offset in source.searcher.reader().leaf_readers():
+        if leaf.segment() is None:
+            continue
+        digest = hashlib.sha256(params.encode())
+        digest.update(leaf.segment().segid.encode())
+        digest.update(numbering.number_of[offset:offset + leaf.doc_count_all()].tobytes())
+        out.append((leaf.segment().segid, digest.hexdigest()))
+    return out
+
+
+def kept(out: OutputFolder, prefix: str, prints: list[tuple[str, str]]) -> list[SegmentLists]:
+    """The segments whose files the last build into ``out`` wrote from the same fingerprint
+    and which are all still there with their sizes: counted as produced, not rebuilt."""
+    try:
+        cache = json.loads((out.root / SEGMENT_CACHE).read_text("utf-8"))
+    except (FileNotFoundError, ValueError):
+        return []
+    found = []
+    for segid, fingerprint in prints:
+        entry = cache.get(segid) if isinstance(cache, dict) else None
+        if not isinstance(entry, dict) or entry.get("fp") != fingerprint:
+            continue
+        files = entry.get("files", {})
+        if all(_size(out.root / relative) == size for relative, size in files.items()):
+            for relative in files:
+                out.keep(relative)
+            found.append(SegmentLists(segid, *entry["lists"], files=0))
+    return found
+
+
+def remember(out: OutputFolder, prefix: str, prints: list[tuple[str, str]],
+             lists: list[SegmentLists]) -> None:
+    """Write the segment cache ``kept`` reads: each segment's fingerprint, counts, files."""
+    by_segid = {found.segid: found for found in lists}
+    cache: dict[str, Any] = {}
+    for segid, fingerprint in prints:
+        lead = f"{prefix}/s/{segid}/"
+        found = by_segid[segid]
+        cache[segid] = {"fp": fingerprint,
+                        "lists": [found.terms, found.term_shards, found.pairs, found.pair_shards],
+                        "files": {p: _size(out.root / p) for p in sorted(out.produced)
+                                  if p.startswith(lead)}}
+    tmp = out.root / (SEGMENT_CACHE + ".tmp")
+    tmp.write_text(json.dumps(cache), "utf-8")
+    tmp.replace(out.root / SEGMENT_CACHE)
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return -1
+
+
+def segment_ids(source: Any) -> list[str]:
+    """The live segments' ids in index order (an empty index has none)."""
+    return [leaf.segment().segid for leaf, _ in source.searcher.reader().leaf_readers()
+            if leaf.segment() is not None]
+
+
+class _Order:
+    """The segment-local ranking a list is cut by: the archive's BM25F with the segment's
+    own article count, frequencies and averages, so it never depends on other segments and
+    stays close to the collection's."""
+
+    def __init__(self, weighting: Any, leaf: Any):
+        count = leaf.doc_count_all() or 1
+        self.count = count
+        self.idf_of = weighting.idf_of
+        self.params = [(weighting.field_weight(f), weighting.field_B(f), weighting.K1,
+                        (leaf.field_length(f) / count) or 1) for f in FIELDS]
+
+    def __call__(self, fields: tuple[tuple[int, ...], ...], dfs: list[int]) -> float:
+        total = 0.0
+        for f, ((fw, B, K1, avg), values) in enumerate(zip(self.params, fields)):
+            for i, w in enumerate(values[:-1]):
+                idf = self.idf_of(self.count, dfs[i * len(FIELDS) + f])
+                total += fw * scoring.bm25(idf, w, values[-1], avg, B, K1)
+        return total
+
+
+def _lengths(leaf: Any) -> dict[str, np.ndarray]:
+    count = leaf.doc_count_all()
+    return {name: np.array([leaf.doc_field_length(d, name, 1) or 0 for d in range(count)],
+                           dtype=np.int64) for name in FIELDS if name in leaf.schema}
+
+
+def _whole(value: float) -> int:
+    if value != int(value) or value < 1:
+        raise ValueError(f"a posting weight the bundle cannot hold: {value!r}")
+    return int(value)
+
+
+def term_lists(leaf: Any, offset: int, numbering: Numbering, order: _Order,
+               head_size: int) -> tuple[list[FieldedEntry], dict[str, list[int]]]:
+    """The segment's term lists, and each term's per-field document frequency (pairs need
+    them). Deleted articles whose number lives on (an edited article) stay in; the browser
+    drops them by the segment's deletion list."""
+    number_of = np.frombuffer(numbering.number_of, dtype=np.int32)
+    lengths = _lengths(leaf)
+    def stream(fi: int) -> Iterator[tuple[str, int, Any, Any, Any]]:
+        for word, info, ids, weights in store.field_postings(leaf, FIELDS[fi]):
+            yield word.decode("utf-8"), fi, info, ids, weights
+
+    streams = [stream(fi) for fi, name in enumerate(FIELDS) if name in leaf.schema]
+    entries: list[FieldedEntry] = []
+    dfs_of: dict[str, list[int]] = {}
+    merged = heapq.merge(*streams, key=lambda part: part[:2])
+    for term, parts in itertools.groupby(merged, key=lambda part: part[0]):
+        dfs = [0] * len(FIELDS)
+        postings: dict[int, list[tuple[int, ...]]] = {}
+        for _, fi, info, ids, weights in parts:
+            dfs[fi] = info.doc_frequency()
+            numbers = number_of[offset + ids]
+            kept = numbers >= 0
+            for n, w, length in zip(numbers[kept].tolist(), weights[kept].tolist(),
+                                    lengths[FIELDS[fi]][ids[kept]].tolist()):
+                postings.setdefault(n, [()] * len(FIELDS))[fi] = (_whole(w), int(length))
+        dfs_of[term] = dfs
+        if postings:
+            fielded = {n: tuple(f) for n, f in postings.items()}
+            entries.append(make_fielded_entry(term, dfs, fielded, order, head_size))
+    return entries, dfs_of
+
+
+def pair_spool(source: Any, leaf: Any, offset: int, numbering: Numbering, folder: Path,
+               partitions: int) -> int:
+    """Each article's adjacent-word pairs (with both words' weights and the field's length
+    per field) spooled to ``partitions`` files: the pair vocabulary never sits in RAM."""
+    schema = source.index.schema
+    tokenize = {name: Tokens(schema[name].analyzer) for name in FIELDS}
+    boost = {name: schema[name].format.field_boost for name in FIELDS}
+    files = [open(folder / f"pairs-{p}.bin", "wb") for p in range(partitions)]
+    records = 0
+    try:
+        for d in range(leaf.doc_count_all()):
+            number = numbering.number_of[offset + d]
+            if number < 0:
+                continue
+            stored = leaf.stored_fields(d)
+            found: dict[str, list[int]] = {}
+            for fi, name in enumerate(FIELDS):
+                tokens = tokenize[name](stored.get(name, ""))
+                if len(tokens) < 2:
+                    continue
+                counts = Counter(tokens)
+                length = int(leaf.doc_field_length(d, name, 1) or 0)
+                for a, b in set(zip(tokens, tokens[1:])):
+                    row = found.setdefault(f"{a} {b}", [0] * (3 * len(FIELDS)))
+                    row[3 * fi:3 * fi + 3] = [_whole(counts[a] * boost[name]),
+                                              _whole(counts[b] * boost[name]), length]
+            chunks: dict[int, list[bytes]] = defaultdict(list)
+            for key, row in found.items():
+                data = key.encode("utf-8")
+                chunks[zlib.crc32(data) % partitions].append(
+                    PAIR_RECORD.pack(len(data), number, *row) + data)
+            for p, chunk in chunks.items():
+                files[p].write(b"".join(chunk))
+            records += len(found)
+    finally:
+        for f in files:
+            f.close()
+    return records
+
+
+def _pair_entries(data: bytes, dfs_of: dict[str, list[int]], order: _Order,
+                  head_size: int) -> list[FieldedEntry]:
+    lists: dict[str, dict[int, tuple[tuple[int, ...], ...]]] = defaultdict(dict)
+    pos, size = 0, PAIR_RECORD.size
+    while pos < len(data):
+        length, number, *row = PAIR_RECORD.unpack_from(data, pos)
+        pos += size
+        key = data[pos:pos + length].decode("utf-8")
+        pos += length
+        lists[key][number] = tuple(tuple(row[3 * f:3 * f + 3]) if row[3 * f] else ()
+                                   for f in range(len(FIELDS)))
+    out = []
+    empty = [0] * len(FIELDS)
+    for key, postings in lists.items():
+        a, b = key.split(" ")
+        out.append(make_fielded_entry(key, dfs_of.get(a, empty) + dfs_of.get(b, empty),
+                                      postings, order, head_size))
+    return out
+
+
+def partitions_for(articles: int) -> int:
+    """Spool partitions for a segment of ``articles``: a power of two up to 32 (a small
+    segment cut into 32 would write 32 pair shards at least)."""
+    p = 1
+    while p < 32 and p * 512 < articles:
+        p *= 2
+    return p
+
+
+def build_segment(source: Any, numbering: Numbering, index: int, out: Writes, prefix: str,
+                  shard_bytes: int, head_size: int, work: Path) -> SegmentLists:
+    """Write segment ``index``'s term and pair shards under ``s/SEGID/``."""
+    leaf, offset = list(source.searcher.reader().leaf_readers())[index]
+    segid = leaf.segment().segid
+    order = _Order(source.searcher.weighting, leaf)
+    entries, dfs_of = term_lists(leaf, offset, numbering, order, head_size)
+    nterm = shard_count(sum(entry_bytes(e) for e in entries), shard_bytes)
+    files = _write(out, prefix, f"s/{segid}/t", entries, nterm)
+    folder = work / f"seg-{segid}"
+    folder.mkdir(parents=True, exist_ok=True)
+    partitions = partitions_for(leaf.doc_count_all())
+    pair_spool(source, leaf, offset, numbering, folder, partitions)
+    total, count = 0, 0
+    for p in range(partitions):
+        path = folder / f"pairs-{p}.bin"
+        encoded = _pair_entries(path.read_bytes(), dfs_of, order, head_size)
+        path.unlink()
+        count += len(encoded)
+        total += sum(entry_bytes(e) for e in encoded)
+        with open(folder / f"entries-{p}.pickle", "wb") as f:
+            pickle.dump(encoded, f, protocol=pickle.HIGHEST_PROTOCOL)
+    npair = shard_count(total, shard_bytes, partitions)
+    for p in range(partitions):
+        with open(folder / f"entries-{p}.pickle", "rb") as f:
+            encoded = pickle.load(f)
+        # shard s holds keys of partition s mod partitions only (npair is a multiple)
+        files += _write(out, prefix, f"s/{segid}/p", encoded, npair,
+                        range(p, npair, partitions))
+    return SegmentLists(segid, len(entries), nterm, count, npair, files)
+
+
+def _write(out: Writes, prefix: str, namespace: str, entries: list[FieldedEntry],
+           nshards: int, wanted: Iterator[int] | range | None = None) -> int:
+    every = range(nshards) if wanted is None else wanted
+    shards: dict[int, list[Any]] = {s: [] for s in every}
+    for entry in entries:
+        found = shards.get(key_hash(entry.key) % nshards)
+        if found is not None:
+            found.append(entry)
+    return write_shards(out, prefix, namespace, shards)
+
+
+def deletions(source: Any, numbering: Numbering) -> dict[str, list[int]]:
+    """Per live segment, the numbers its lists hold for deleted articles (the browser skips
+    them there): an edited article's old copy keeps its number in its old segment."""
+    out: dict[str, list[int]] = {}
+    for leaf, offset in source.searcher.reader().leaf_readers():
+        if leaf.segment() is None or not leaf.has_deletions():
+            continue
+        numbers = sorted(n for d in range(leaf.doc_count_all()) if leaf.is_deleted(d)
+                         for n in [numbering.number_of[offset + d]] if n >= 0)
+        if numbers:
+            out[leaf.segment().segid] = numbers
+    return out
