@@ -209,9 +209,17 @@ def cmd_curve(args: argparse.Namespace) -> dict:
     def keep(points: list[dict]) -> None:   # a long run keeps each size as it is measured
         save("curve-partial", curve.payload(points, settings), args.results)
 
-    points = curve.run(args.corpora, args.data, args.sizes, seed=args.seed,
-                       per_file=args.per_file, per_kind=args.per_kind,
-                       first_queries=args.first_queries, procs=args.procs, on_point=keep)
+    if args.redraw:   # the table and chart again from the last run's points, nothing measured
+        last = args.results / "curve.json"
+        try:
+            earlier = json.loads(last.read_text("utf-8"))
+            points, settings = earlier["points"], earlier["settings"]
+        except (OSError, ValueError, KeyError) as e:
+            raise SystemExit(f"{last}: no curve to redraw ({e})") from None
+    else:
+        points = curve.run(args.corpora, args.data, args.sizes, seed=args.seed,
+                           per_file=args.per_file, per_kind=args.per_kind,
+                           first_queries=args.first_queries, procs=args.procs, on_point=keep)
     result = curve.payload(points, settings)
     print(table(result["rows"], curve.columns([p["articles"] for p in points])))
     if result["worse_than_linear"]:
@@ -223,6 +231,9 @@ def cmd_curve(args: argparse.Namespace) -> dict:
     args.svg.parent.mkdir(parents=True, exist_ok=True)
     args.svg.write_text(curve.svg_chart(points, result["rows"]), "utf-8")
     print(f"chart: {args.svg}")
+    if args.redraw:   # the machine and time of the measuring run, not of the redraw
+        return {**result, "svg": str(args.svg), "environment": earlier.get("environment"),
+                "redrawn": True}
     return {**result, "svg": str(args.svg)}
 
 
@@ -330,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="writer and bundle processes, the same at every size (default 2)")
     p.add_argument("--svg", type=Path, default=REPO / "bench" / "curve.svg",
                    help="where the chart goes (default bench/curve.svg)")
+    p.add_argument("--redraw", action="store_true",
+                   help="measure nothing: the table and chart again from the last curve.json")
     sub.add_parser("examples", help="ten news queries' top 5 on BBC and Reuters")
     p = sub.add_parser("ingest", help="per-layout reader accuracy on tests/data/ingest")
     p.add_argument("--set", type=Path, default=None,

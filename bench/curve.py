@@ -62,6 +62,7 @@ class Measure:
 
 MEASURES = (
     Measure("build_s", "index build", "s"),
+    Measure("build_cpu_s", "index build CPU", "s"),
     Measure("build_rss_mb", "index build peak RSS", "MB"),
     Measure("index_mb", "index on disk (with sidecars)", "MB"),
     Measure("query_p50_ms", "query p50 (columns)", "ms"),
@@ -69,6 +70,7 @@ MEASURES = (
     Measure("facets_p95_ms", "query p95 with facet counts", "ms"),
     Measure("query_rss_mb", "query-time peak RSS", "MB"),
     Measure("bundle_s", "search bundle build", "s"),
+    Measure("bundle_cpu_s", "search bundle build CPU", "s"),
     Measure("bundle_rss_mb", "bundle build peak RSS", "MB"),
     Measure("first_query_p50_kb", "first query p50 (static)", "KB"),
     Measure("first_query_p95_kb", "first query p95 (static)", "KB"),
@@ -164,6 +166,8 @@ def measure_size(n: int, articles: Path, work: Path, *, per_kind: int, seed: int
     build = measured_worker("archive_build", logs / "index.log", inputs=[str(articles)],
                             index=str(index), rebuild=True, procs=procs)
     m = build["measured"]
+    steps = point.setdefault("steps", {})   # every step's own figures (memory three ways)
+    steps["index"] = m
     point.update(build_s=build["seconds"], build_cpu_s=m["cpu_s"], build_procs=build["procs"],
                  build_rss_mb=m["peak_rss_mb"], build_pss_mb=m["tree_pss_mb"],
                  build_maxrss_mb=m["maxrss_mb"], indexed=build["added"],
@@ -174,6 +178,7 @@ def measure_size(n: int, articles: Path, work: Path, *, per_kind: int, seed: int
         f"{point['index_mb']:.1f} MB on disk")
 
     fts = measured_worker("fts5_build", logs / "fts5.log", inputs=[str(articles)], db=str(db))
+    steps["fts5"] = fts["measured"]
     point.update(fts5_build_s=fts["seconds"], fts5_build_rss_mb=fts["measured"]["peak_rss_mb"],
                  fts5_mb=round(fts["bytes"] / 1e6, 2))
 
@@ -185,6 +190,7 @@ def measure_size(n: int, articles: Path, work: Path, *, per_kind: int, seed: int
         slug = system.replace("+", "-")
         done = measured_worker("query_times", logs / f"queries-{slug}.log", system=system,
                                queries=str(qfile), index=str(index), db=str(db))
+        steps[f"queries {system}"] = done["measured"]
         p50, p95 = _latency(done["times"])
         prefix = {"archive": "query", "archive+facets": "facets", "fts5": "fts5"}[system]
         point.update({f"{prefix}_p50_ms": round(p50, 2), f"{prefix}_p95_ms": round(p95, 2),
@@ -198,9 +204,11 @@ def measure_size(n: int, articles: Path, work: Path, *, per_kind: int, seed: int
 
     bundle = measured_worker("bundle_build", logs / "bundle.log", index=str(index),
                              site=str(site), procs=procs)
-    point.update(bundle_s=bundle["seconds"], bundle_rss_mb=bundle["measured"]["peak_rss_mb"],
+    point.update(bundle_s=bundle["seconds"], bundle_cpu_s=bundle["measured"]["cpu_s"],
+                 bundle_rss_mb=bundle["measured"]["peak_rss_mb"],
                  bundle_pss_mb=bundle["measured"]["tree_pss_mb"],
                  bundle_mb=round(folder_bytes(site) / 1e6, 2), bundle_files=bundle["files"])
+    steps["bundle"] = bundle["measured"]
     firsts, why = first_query_bytes(index, site, first_queries, work / "headlines.json")
     point.update(firsts)
     if why:
@@ -257,15 +265,16 @@ PLOT = (52, 34, 282, 178)   # left, top, right, bottom of the plot area inside a
 def _short(n: float) -> str:
     for div, suffix in ((1e6, "M"), (1e3, "k")):
         if n >= div:
-            return f"{n / div:g}{suffix}"
-    return f"{n:g}"
+            return f"{n / div:.3g}{suffix}"
+    return f"{n:.3g}"
 
 
-def _ticks(lo: float, hi: float) -> list[float]:
-    """Powers of ten inside [lo, hi]; the ends themselves when fewer than two fall inside."""
+def _ticks(lo: float, hi: float, fallback: Sequence[float]) -> list[float]:
+    """Powers of ten inside [lo, hi]; ``fallback`` (the measured values) when fewer than two
+    fall inside, so an axis always carries two readable marks."""
     k0, k1 = math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9)
     ticks = [10.0 ** k for k in range(k0, k1 + 1)]
-    return ticks if len(ticks) >= 2 else [lo, hi]
+    return ticks if len(ticks) >= 2 else sorted(set(fallback))
 
 
 def svg_chart(points: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> str:
@@ -303,7 +312,8 @@ def svg_chart(points: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) 
             return y0 + bottom - (bottom - top) * math.log(v / lo) / math.log(hi / lo)
 
         e = row["exponent"]
-        colour = "#c0392b" if row["worse_than_linear"] else "#1f4e8c"
+        colour = "#c0392b" if row["worse_than_linear"] else "#7f8c8d" if row["peer"] \
+            else "#1f4e8c"
         title = f"{row['measure']} ({row['unit']})"
         out.append(f'<text x="{ox + 8}" y="{oy + 14}" font-weight="bold">{escape(title)}</text>')
         out.append(f'<text x="{ox + 8}" y="{oy + 27}" fill="{colour}">'
@@ -312,18 +322,18 @@ def svg_chart(points: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) 
                             + (" (peer)" if row["peer"] else "")) + "</text>")
         out.append(f'<rect x="{ox + left}" y="{oy + top}" width="{right - left}" '
                    f'height="{bottom - top}" fill="none" stroke="#999"/>')
-        for t in _ticks(xlo, xhi):
+        for t in _ticks(xlo, xhi, sizes):
             x = px(t)
             out.append(f'<line x1="{x:.1f}" y1="{oy + bottom}" x2="{x:.1f}" y2="{oy + bottom + 4}"'
                        ' stroke="#999"/>')
             out.append(f'<text x="{x:.1f}" y="{oy + bottom + 16}" text-anchor="middle">'
                        f'{escape(_short(t))}</text>')
-        for t in _ticks(ylo, yhi):
+        for t in _ticks(ylo, yhi, [v for _, v in have]):
             y = py(t)
             out.append(f'<line x1="{ox + left - 4}" y1="{y:.1f}" x2="{ox + right}" y2="{y:.1f}" '
                        'stroke="#eee"/>')
             out.append(f'<text x="{ox + left - 6}" y="{y + 4:.1f}" text-anchor="end">'
-                       f'{escape(_short(t) if t >= 1000 else format(t, ".3g"))}</text>')
+                       f'{escape(_short(t))}</text>')
         if reference:
             line = " ".join(f"{px(n):.1f},{py(v):.1f}" for n, v in reference)
             out.append(f'<polyline class="linear" data-measure="{escape(row["key"])}" '
@@ -334,6 +344,10 @@ def svg_chart(points: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) 
         for n, v in have:
             out.append(f'<circle cx="{px(n):.1f}" cy="{py(v):.1f}" r="3" fill="{colour}">'
                        f'<title>{n:,} articles: {v:,.1f} {escape(row["unit"])}</title></circle>')
+            anchor = "start" if n == have[0][0] else "end"
+            out.append(f'<text x="{px(n) + (6 if anchor == "start" else -6):.1f}" '
+                       f'y="{py(v) - 6:.1f}" text-anchor="{anchor}" fill="{colour}">'
+                       f'{escape(_short(v))}</text>')
         out.append("</g>")
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -126,6 +126,15 @@ def test_curve_at_two_tiny_sizes(corpora: Path, tmp_path: Path,
         assert len(g.find(f"{SVG}polyline").get("points").split()) == 2
         assert len(g.findall(f"{SVG}circle")) == 2
 
+    # --redraw draws the same chart from the saved points, measuring nothing
+    environment = result["environment"]
+    again = tmp_path / "again.svg"
+    assert main(["--results", str(tmp_path / "results"), "curve", "--redraw",
+                 "--svg", str(again)]) == 0
+    assert again.read_text("utf-8") == chart.read_text("utf-8")
+    redrawn = json.loads((tmp_path / "results" / "curve.json").read_text("utf-8"))
+    assert redrawn["environment"] == environment and redrawn["points"] == points
+
     # a second run reuses the generated sets
     stamp = tmp_path / "data" / "curve" / "300" / "articles" / "scale-00000.jsonl"
     before = stamp.stat().st_mtime_ns
