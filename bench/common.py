@@ -150,9 +150,12 @@ def measured_tree(cmd: Sequence[str], log: Path, interval: float = 0.2) -> dict[
     ``maxrss_mb`` is exact but per process: the largest single process of the tree, from
     ``wait4`` (the command's own rusage with its reaped children's). ``peak_rss_mb`` is the
     larger of the sampled tree sum and that, so a spike between two samples in one process is
-    not lost. Output goes to ``log`` (stdout) and ``log.err``.
+    not lost. The one-minute load average before and after is kept with the figures: a wall
+    time is only comparable with one measured under the same load. Output goes to ``log``
+    (stdout) and ``log.err``.
     """
     err = Path(str(log) + ".err")
+    load_before = os.getloadavg()[0]   # other work on a shared machine moves the wall times
     started = time.perf_counter()
     peak_rss = peak_pss = 0
     with open(log, "w") as out, open(err, "w") as errors:
@@ -181,7 +184,8 @@ def measured_tree(cmd: Sequence[str], log: Path, interval: float = 0.2) -> dict[
             "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
             "maxrss_mb": round(maxrss / 1024, 1), "tree_rss_mb": round(peak_rss / 1024, 1),
             "tree_pss_mb": round(peak_pss / 1024, 1),
-            "peak_rss_mb": round(max(peak_rss, maxrss) / 1024, 1)}
+            "peak_rss_mb": round(max(peak_rss, maxrss) / 1024, 1),
+            "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2)}
 
 
 def measured_worker(task: str, log: Path, **args: Any) -> dict[str, Any]:

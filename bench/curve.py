@@ -328,7 +328,11 @@ def svg_chart(points: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) 
                        ' stroke="#999"/>')
             out.append(f'<text x="{x:.1f}" y="{oy + bottom + 16}" text-anchor="middle">'
                        f'{escape(_short(t))}</text>')
+        marks: list[float] = []
         for t in _ticks(ylo, yhi, [v for _, v in have]):
+            if any(abs(py(t) - py(u)) < 12 for u in marks):
+                continue   # two values too close to label both: the lower one stands
+            marks.append(t)
             y = py(t)
             out.append(f'<line x1="{ox + left - 4}" y1="{y:.1f}" x2="{ox + right}" y2="{y:.1f}" '
                        'stroke="#eee"/>')
