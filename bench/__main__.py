@@ -12,6 +12,8 @@ site       the whole static site's build time vs Pagefind on the same pages; a d
 distributed  the build in-process vs a LocalCluster of 1 and 2 Dask workers; Amdahl to 10M;
              archive site with its search bundle on those clusters
 scale      generate the 100k+ article scale set (JSONL) from BBC + Reuters paragraphs
+curve      the scale curve: build, memory, size, queries and the static bundle at 10k/100k/1M
+           articles, each measure's growth exponent, a log-log chart (bench/curve.svg)
 ingest     per-layout reader accuracy on real third-party files (tests/data/ingest)
 examples   ten news queries' top 5 on BBC and Reuters, through archive search
 """
@@ -23,7 +25,7 @@ import json
 import sys
 from pathlib import Path
 
-from bench.common import CORPORA, DATA, RESULTS, save, table
+from bench.common import CORPORA, DATA, REPO, RESULTS, save, table
 
 
 def corpus_list(args: argparse.Namespace) -> list[tuple[str, Path]]:
@@ -198,6 +200,43 @@ def cmd_scale(args: argparse.Namespace) -> dict:
     return {"scale": summary}
 
 
+def cmd_curve(args: argparse.Namespace) -> dict:
+    from bench import curve
+    settings = {"sizes": args.sizes, "seed": args.seed, "per_file": args.per_file,
+                "per_kind": args.per_kind, "first_queries": args.first_queries,
+                "procs": args.procs}
+
+    def keep(points: list[dict]) -> None:   # a long run keeps each size as it is measured
+        save("curve-partial", curve.payload(points, settings), args.results)
+
+    if args.redraw:   # the table and chart again from the last run's points, nothing measured
+        last = args.results / "curve.json"
+        try:
+            earlier = json.loads(last.read_text("utf-8"))
+            points, settings = earlier["points"], earlier["settings"]
+        except (OSError, ValueError, KeyError) as e:
+            raise SystemExit(f"{last}: no curve to redraw ({e})") from None
+    else:
+        points = curve.run(args.corpora, args.data, args.sizes, seed=args.seed,
+                           per_file=args.per_file, per_kind=args.per_kind,
+                           first_queries=args.first_queries, procs=args.procs, on_point=keep)
+    result = curve.payload(points, settings)
+    print(table(result["rows"], curve.columns([p["articles"] for p in points])))
+    if result["worse_than_linear"]:
+        print(f"growing worse than linearly (exponent above {curve.LINEAR_LIMIT}): "
+              + ", ".join(result["worse_than_linear"]))
+    else:
+        print(f"no measure grows worse than linearly (every exponent at most "
+              f"{curve.LINEAR_LIMIT}, peers aside)")
+    args.svg.parent.mkdir(parents=True, exist_ok=True)
+    args.svg.write_text(curve.svg_chart(points, result["rows"]), "utf-8")
+    print(f"chart: {args.svg}")
+    if args.redraw:   # the machine and time of the measuring run, not of the redraw
+        return {**result, "svg": str(args.svg), "environment": earlier.get("environment"),
+                "redrawn": True}
+    return {**result, "svg": str(args.svg)}
+
+
 def cmd_examples(args: argparse.Namespace) -> dict:
     from bench import examples
     rows = examples.run(args.corpora, args.data / "query-index")
@@ -217,6 +256,15 @@ def cmd_ingest(args: argparse.Namespace) -> dict:
         for problem in result["problems"]:
             print(f"  {problem['file']}: {problem['reason']}")
     return result
+
+
+def _sizes(text: str) -> list[int]:
+    """--sizes for argparse: its own message on a bad size, not a traceback."""
+    from bench.curve import parse_sizes
+    try:
+        return parse_sizes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -280,6 +328,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--seed", type=int, default=5)
     p.add_argument("--per-file", type=int, default=1000, help="articles per JSONL file")
+    p = sub.add_parser("curve", help="the scale curve: every cost against size, exponents, chart")
+    p.add_argument("--sizes", type=_sizes, default=[10_000, 100_000, 1_000_000],
+                   help="article counts, comma-separated (default 10000,100000,1000000)")
+    p.add_argument("--seed", type=int, default=5, help="the scale generator's seed")
+    p.add_argument("--per-file", type=int, default=1000, help="articles per JSONL file")
+    p.add_argument("--per-kind", type=int, default=60,
+                   help="queries of each of the queries bench's 5 kinds (default 60)")
+    p.add_argument("--first-queries", type=int, default=200,
+                   help="headline queries for the static bundle's bytes per first query")
+    p.add_argument("--procs", type=int, default=2,
+                   help="writer and bundle processes, the same at every size (default 2)")
+    p.add_argument("--svg", type=Path, default=REPO / "bench" / "curve.svg",
+                   help="where the chart goes (default bench/curve.svg)")
+    p.add_argument("--redraw", action="store_true",
+                   help="measure nothing: the table and chart again from the last curve.json")
     sub.add_parser("examples", help="ten news queries' top 5 on BBC and Reuters")
     p = sub.add_parser("ingest", help="per-layout reader accuracy on tests/data/ingest")
     p.add_argument("--set", type=Path, default=None,

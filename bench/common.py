@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import resource
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -100,3 +101,101 @@ def folder_bytes(path: Path) -> int:
     if path.is_file():
         return path.stat().st_size
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _tree(root: int) -> list[int]:
+    """``root`` and every live descendant, from the kernel's per-thread children lists (a
+    forked helper or writer process is counted with the process that started it)."""
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+            except OSError:
+                pass
+    return out
+
+
+def _memory_kib(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of one process in KiB; PSS shares each shared page among its users, so the
+    PSS of a process tree adds up to what the tree holds, counting a shared page once."""
+    rss = pss = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Rss:"):
+                    rss = int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return rss, pss
+
+
+def measured_tree(cmd: Sequence[str], log: Path, interval: float = 0.2) -> dict[str, Any]:
+    """Run ``cmd`` and measure it with every process it starts: wall and CPU seconds, and
+    memory three ways.
+
+    ``ru_maxrss`` of one process misses what its forked helpers and writer processes hold at
+    the same time, so the tree's memory is sampled every ``interval`` seconds from /proc:
+    ``tree_rss_mb`` (the sum of the processes' RSS, shared pages counted in each) and
+    ``tree_pss_mb`` (shared pages split among their users: the tree's own footprint).
+    ``maxrss_mb`` is exact but per process: the largest single process of the tree, from
+    ``wait4`` (the command's own rusage with its reaped children's). ``peak_rss_mb`` is the
+    larger of the sampled tree sum and that, so a spike between two samples in one process is
+    not lost. The one-minute load average before and after is kept with the figures: a wall
+    time is only comparable with one measured under the same load. Output goes to ``log``
+    (stdout) and ``log.err``.
+    """
+    err = Path(str(log) + ".err")
+    load_before = os.getloadavg()[0]   # other work on a shared machine moves the wall times
+    started = time.perf_counter()
+    peak_rss = peak_pss = 0
+    with open(log, "w") as out, open(err, "w") as errors:
+        env = {**os.environ,
+               "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        child = subprocess.Popen(list(cmd), stdout=out, stderr=errors, cwd=REPO, env=env,
+                                 start_new_session=True)   # its own group: killed as one
+        try:
+            while True:
+                pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+                if pid == child.pid:
+                    break
+                rss = pss = 0
+                for member in _tree(child.pid):
+                    r, p = _memory_kib(member)
+                    rss, pss = rss + r, pss + p
+                peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+                time.sleep(interval)
+        except BaseException:   # interrupted: leave none of the measured processes running
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            raise
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    maxrss = usage.ru_maxrss
+    return {"returncode": child.returncode, "wall_s": round(time.perf_counter() - started, 2),
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "maxrss_mb": round(maxrss / 1024, 1), "tree_rss_mb": round(peak_rss / 1024, 1),
+            "tree_pss_mb": round(peak_pss / 1024, 1),
+            "peak_rss_mb": round(max(peak_rss, maxrss) / 1024, 1),
+            "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2)}
+
+
+def measured_worker(task: str, log: Path, **args: Any) -> dict[str, Any]:
+    """``bench.worker`` TASK in a fresh process measured by ``measured_tree``: the task's
+    JSON result plus the tree's figures under ``measured``. A failed task raises with the
+    end of its error output."""
+    cmd = [sys.executable, "-m", "bench.worker", task, json.dumps(args, default=str)]
+    figures = measured_tree(cmd, log)
+    if figures["returncode"] != 0:
+        tail = Path(str(log) + ".err").read_text("utf-8", "replace")[-4000:]
+        raise RuntimeError(f"bench worker {task} failed (exit {figures['returncode']}):\n{tail}")
+    lines = log.read_text("utf-8").strip().splitlines()
+    return {**json.loads(lines[-1]), "measured": figures}

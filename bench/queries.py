@@ -159,7 +159,9 @@ def measure(run: Callable[[dict[str, Any]], int], queries: Sequence[dict[str, An
     return times
 
 
-def _pct(values: list[float], p: float) -> float:
+def percentile(values: list[float], p: float) -> float:
+    """The nearest-rank percentile, the one every latency figure of the queries bench uses
+    (the scale curve too, so its figures compare with this bench's)."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
 
@@ -178,14 +180,14 @@ def run(corpora: Sequence[tuple[str, Path]], folder: Path, per_kind: int, seed: 
                    "fts5": fts5_runner(db)}
         results = {system: measure(runner, queries) for system, runner in systems.items()}
         fts_all = [t for ts in results["fts5"].values() for t in ts]
-        fts_p95 = _pct(fts_all, 95)
+        fts_p95 = percentile(fts_all, 95)
         for system, times in results.items():
             every = [t for ts in times.values() for t in ts]
             row = {"corpus": name, "system": system, "queries": len(every),
-                   "p50": statistics.median(every), "p95": _pct(every, 95),
-                   "vs_fts5_p95": _pct(every, 95) / fts_p95 if fts_p95 else None}
+                   "p50": statistics.median(every), "p95": percentile(every, 95),
+                   "vs_fts5_p95": percentile(every, 95) / fts_p95 if fts_p95 else None}
             for kind in KINDS:
-                row[f"p95_{kind}"] = _pct(times[kind], 95)
+                row[f"p95_{kind}"] = percentile(times[kind], 95)
             rows.append(row)
     return rows
 

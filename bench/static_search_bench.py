@@ -167,13 +167,14 @@ window.pagefindPageReady = true;
 
 # --- building ------------------------------------------------------------------------------------
 
-def build(index: Path, site: Path) -> dict:
-    """Build the archive's bundle in this (child) process and return the report."""
+def build(index: Path, site: Path, procs: int | None = None) -> dict:
+    """Build the archive's bundle in this (child) process and return the report; ``procs`` as
+    ``build_bundle`` takes it (None: its own choice, as ``archive site`` makes it)."""
     from archive.search import Archive
     from archive.site.files import OutputFolder
     from archive.site.search import build_bundle
     with Archive(index) as archive:  # as `archive site` opens it
-        return build_bundle(archive, OutputFolder(site)).to_dict()
+        return build_bundle(archive, OutputFolder(site), procs=procs).to_dict()
 
 
 def measured(cmd: list[str], timeout: float, log: Path) -> dict:
@@ -260,6 +261,16 @@ def med_p95_kb(values: list[float]) -> tuple[float, float] | None:
 def pagefind_query(q: str) -> str:
     """The bench query as Pagefind can take it: words and quoted phrases, operators dropped."""
     return " ".join(w for w in q.split() if w not in ("OR", "NOT", "AND"))
+
+
+def node_transfers(site: Path, queries: list[str], qfile: Path) -> dict:
+    """What each query fetches from the bundle in ``site`` under node, the real engine.js
+    (``NODE_SCRIPT``): ``{"clientBytes": ..., "queries": [{"q", "first", "counts", ...}]}``;
+    the query list is written to ``qfile`` for node to read."""
+    qfile.write_text(json.dumps(queries), "utf-8")
+    node = subprocess.run(["node", "-e", NODE_SCRIPT, str(site), str(qfile)],
+                          capture_output=True, text=True, check=True)
+    return json.loads(node.stdout)
 
 
 # --- the browser ---------------------------------------------------------------------------------
@@ -511,11 +522,7 @@ def bench(name: str, index: Path, args: argparse.Namespace, work: Path) -> dict:
     archive["compared"] = len(overlaps)
 
     # Transfers under node, the whole query set.
-    qfile = base / "queries.json"
-    qfile.write_text(json.dumps(queries), "utf-8")
-    node = subprocess.run(["node", "-e", NODE_SCRIPT, str(site), str(qfile)],
-                          capture_output=True, text=True, check=True)
-    transfers = json.loads(node.stdout)
+    transfers = node_transfers(site, queries, base / "queries.json")
     rows = transfers["queries"]
     archive["node"] = {
         "queries": len(rows), "client_kb": round(transfers["clientBytes"] / 1024, 1),

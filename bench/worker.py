@@ -105,8 +105,34 @@ def read_only(inputs: list[str], enrich: bool = True) -> dict[str, Any]:
     return {"seconds": read, "enrich_seconds": enrich_seconds, "docs": len(articles)}
 
 
+def query_times(system: str, queries: str, index: str | None = None, db: str | None = None
+                ) -> dict[str, Any]:
+    """One system's latency over the queries bench's query set (in the JSON file
+    ``queries``), a warm-up pass then a timed one, as ``bench.queries.measure`` runs it: in a
+    process of its own, so the process's peak memory is the query-time memory of that system."""
+    from bench import queries as bench_queries
+
+    runners = {"archive": lambda: bench_queries.archive_runner(Path(index or ""), facets=False),
+               "archive+facets": lambda: bench_queries.archive_runner(Path(index or ""),
+                                                                       facets=True),
+               "fts5": lambda: bench_queries.fts5_runner(Path(db or ""))}
+    chosen = json.loads(Path(queries).read_text("utf-8"))
+    started = time.perf_counter()
+    run = runners[system]()
+    opened = time.perf_counter() - started
+    times = bench_queries.measure(run, chosen)
+    return {"system": system, "open_seconds": opened, "times": times}
+
+
+def bundle_build(index: str, site: str, procs: int | None = None) -> dict[str, Any]:
+    """The static site's search bundle alone (no article pages), as ``archive site`` builds it."""
+    from bench.static_search_bench import build
+    return build(Path(index), Path(site), procs=procs)
+
+
 TASKS = {"archive_build": archive_build, "archive_write": archive_write,
-         "fts5_build": fts5_build, "read_only": read_only}
+         "fts5_build": fts5_build, "read_only": read_only, "query_times": query_times,
+         "bundle_build": bundle_build}
 
 
 def main() -> None:
