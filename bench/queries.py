@@ -15,9 +15,9 @@ sorted         ``word``, sort=newest                        ``"word"`` ORDER BY 
 Each query asks for the top 10 with a highlighted body snippet: the archive through
 ``Archive.search(..., facets=False)`` (hits with ``Hit.snippet``) and, as ``archive+facets``,
 with the source/year/place/topic facet counts the CLI shows; FTS5 through ``snippet()``.
-``archive`` answers from the columnar sidecars (``archive.columns``; phrases there too, their
-positions read from Whoosh's postings); ``archive, whoosh path`` is the same search with ``use_columns=False``, every query
-through Whoosh's matchers, as before the columns. ``whoosh top-10 only`` is the floor under
+``archive`` answers from the columnar sidecars (``archive.columns``; phrases there too, on
+the sidecar's positions); ``archive, whoosh path`` is the same search with
+``use_columns=False``, every query through Whoosh's matchers, as before the columns. ``whoosh top-10 only`` is the floor under
 the archive: Whoosh's own top-10 collector on the same parsed query and weighting, with none of
 the archive's work (no highlights, exact totals, collapsed copies or fallback). Every system
 runs all queries once to warm up, then once timed. Indexes are built once into
@@ -52,6 +52,9 @@ def ensure_indexes(name: str, source: Path, folder: Path) -> tuple[Path, Path]:
         run_worker("archive_build", inputs=[str(source)], index=str(index), rebuild=True)
         run_worker("fts5_build", inputs=[str(source)], db=str(db))
         marker.write_text(str(source))
+    else:  # an index kept from an earlier run: sidecars of an older layout are rewritten
+        from archive import columns, store
+        columns.sync_columns(index, store.open_index(index))
     return index, db
 
 
