@@ -345,7 +345,9 @@ class ColumnIndex:
                 if not len(ends):
                     break
                 held = ends // _SPAN
-                running = held[np.r_[True, held[1:] != held[:-1]]]
+                first_of = np.ones(len(held), dtype=bool)
+                np.not_equal(held[1:], held[:-1], out=first_of[1:])
+                running = held[first_of]
             else:
                 keep[first + running] = True
         return keep

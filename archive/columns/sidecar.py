@@ -43,8 +43,12 @@ class _Words:
     """A sorted term list stored as one byte blob and end offsets, read as a sequence of
     bytes (so ``bisect`` finds a term without loading the list into Python objects)."""
 
+    #: words whose number is remembered (a query looks a word up once per use of it)
+    REMEMBER = 4096
+
     def __init__(self, blob: np.ndarray, ends: np.ndarray):
         self.blob, self.ends = blob, ends
+        self._found: dict[bytes, int] = {}
 
     def __len__(self) -> int:
         return len(self.ends)
@@ -55,17 +59,23 @@ class _Words:
 
     def find(self, word: bytes) -> int:
         """The term's number, or -1 when the segment does not hold it."""
-        i = bisect_left(self, word)
-        return i if i < len(self) and self[i] == word else -1
+        found = self._found.get(word)
+        if found is None:
+            i = bisect_left(self, word)
+            found = i if i < len(self) and self[i] == word else -1
+            if len(self._found) >= self.REMEMBER:
+                self._found.clear()
+            self._found[word] = found
+        return found
 
 
 @dataclass
 class Positions:
     """A field's positions in one segment: posting ``j`` (of ``FieldColumns.docs``) holds
     ``counts[j]`` of them; term ``i``'s come one posting after another from
-    ``positions[starts[i]:]``, each posting's ascending. Plain arrays, in the narrowest
-    unsigned type that holds them: no gaps or variable-length codes, so a phrase gathers
-    any postings' positions with one index array."""
+    ``positions[starts[i]:]``, each posting's ascending. Plain arrays, each in the
+    narrowest unsigned type that holds it: no gaps or variable-length codes, so a phrase
+    gathers any postings' positions with one index array."""
 
     counts: np.ndarray
     starts: np.ndarray
@@ -133,7 +143,9 @@ class Sidecar:
         return cls(folder, meta)
 
     def _load(self, name: str) -> np.ndarray:
-        return np.load(self.folder / f"{name}.npy", mmap_mode="r")
+        # a plain array over the mapped file: numpy's memmap subclass costs a Python-level
+        # hook on every slice, and a term lookup slices the word list a score of times
+        return np.load(self.folder / f"{name}.npy", mmap_mode="r").view(np.ndarray)
 
     def field(self, name: str) -> FieldColumns | None:
         if name not in self.fields:
@@ -148,7 +160,7 @@ class Sidecar:
                 _Words(self._load(f"{name}.words"), self._load(f"{name}.word_ends")),
                 self._load(f"{name}.starts"), self._load(f"{name}.docs"),
                 self._load(f"{name}.weights"),
-                np.load(lengths_file, mmap_mode="r") if lengths_file.exists() else None,
+                self._load(f"{name}.lengths") if lengths_file.exists() else None,
                 positions)
         return self._fields[name]
 
@@ -287,7 +299,7 @@ def _write_field(folder: Path, leaf: Any, name: str, terms: Terms,
         before = np.zeros(len(held) + 1, dtype=np.int64)
         np.cumsum(held, out=before[1:])
         np.save(folder / f"{name}.counts.npy", _narrow(held))
-        np.save(folder / f"{name}.position_starts.npy", before[starts])
+        np.save(folder / f"{name}.position_starts.npy", _narrow(before[starts]))
         np.save(folder / f"{name}.positions.npy", _narrow(flat))
     if leaf.schema[name].scorable:
         lengths = store.field_length_bytes(leaf, name)
