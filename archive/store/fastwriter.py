@@ -16,6 +16,7 @@ job they serve.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from pickle import loads
@@ -490,6 +491,10 @@ def _joined_positions(values: Sequence[bytes]) -> tuple[Any, Any] | None:
     if heads[:, 4:].tobytes() != _PROTO_2 * len(values):
         return None
     counts = np.ascontiguousarray(heads[:, :4]).view(">u4").ravel().astype(np.int64)
+    # the lists hold no cycles and go when this returns; the collector, set off by so many
+    # new containers, would otherwise walk the writer's whole heap again and again
+    collecting = gc.isenabled()
+    gc.disable()
     try:  # MARK, each value's list, LIST: a list of the lists
         lists = loads(_PROTO_2 + b"(" + b"".join([v[_POSITIONS_HEAD:-1] for v in values])
                       + b"l.")
@@ -502,6 +507,9 @@ def _joined_positions(values: Sequence[bytes]) -> tuple[Any, Any] | None:
         gaps = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=total)
     except Exception:  # noqa: BLE001 - whatever the joined bytes are, the format decodes
         return None
+    finally:
+        if collecting:
+            gc.enable()
     # each posting's positions are the running sum of its own gaps
     running = np.cumsum(gaps)
     before = np.zeros(len(values) + 1, dtype=np.int64)
