@@ -144,7 +144,7 @@ def cmd_index(args: argparse.Namespace) -> dict:
 def cmd_queries(args: argparse.Namespace) -> dict:
     from bench import queries
     rows = queries.run(corpus_list(args), args.data / "query-index", args.per_kind,
-                       args.seed)
+                       args.seed, args.repeat)
     print(table(rows, queries.COLUMNS))
     return {"rows": rows}
 
@@ -302,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--per-kind", type=int, default=60,
                            help="queries of each kind (5 kinds; default 60)")
             p.add_argument("--seed", type=int, default=5)
+            p.add_argument("--repeat", type=int, default=1,
+                           help="timed passes, each query's fastest kept (default 1)")
     p = sub.add_parser("sidecars", help="what the columnar sidecars cost a full build")
     p.add_argument("--corpus", action="append", metavar="NAME=PATH",
                    help="a corpus folder (repeatable; default: reuters)")

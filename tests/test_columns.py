@@ -222,8 +222,10 @@ def test_generated_corpus_every_form_agrees_with_whoosh(generated, sort: str) ->
              "volcano library orchestra drought", '"oil prices"', '"oil prices"~3',
              'title:"bank rates"', '"prices oil"~2', 'oil "bank rates trade"~4',
              '"oil prices"^2 -strike', '"oil xylophone"', '"oil oil"~5',
-             '"harbour volcano grain"', '"oil prices" OR "bank rates"', "pric*",
-             "p?ice", "prises~", "harb* -oil", "title:pric* bank", "symphny~ OR volc*",
+             '"oil oil"', '"prices oil prices"~3', '"oil prices oil"', '"bank rates"~1',
+             '"oil prices"~0', 'title:"oil oil"~4', '"harbour volcano grain"',
+             '"oil prices" OR "bank rates"', "pric*", "p?ice", "prises~", "harb* -oil",
+             "title:pric* bank", "symphny~ OR volc*",
              "source:reu*", "xyzzy*", "b*", "pric*^2 oil", "orchestr~1 drought"]
     for text in fixed:
         compare(on_columns, on_whoosh, text, sort)
@@ -349,6 +351,111 @@ def test_a_stale_sidecar_is_not_used(tmp_path: Path) -> None:
         assert archive.search_path("oil") == "whoosh"
 
 
+# --- positions -------------------------------------------------------------------------------
+
+def test_sidecar_positions_are_whooshs_for_every_posting(generated) -> None:  # noqa: ANN001
+    import numpy as np
+
+    on_columns, _ = generated
+    index = on_columns.column_index()
+    assert index is not None
+    checked = 0
+    for (sidecar, _offset), (leaf, _) in zip(index.sidecars,
+                                             on_columns.searcher.reader().leaf_readers()):
+        assert sidecar.positional == {"title", "body", "captions"} & set(sidecar.fields)
+        for name in sidecar.positional:
+            columns_ = sidecar.field(name)
+            for i in range(len(columns_.words)):
+                word = columns_.words[i]
+                docs, _ = columns_.postings(word)
+                counts, flat = columns_.positions_in(word, np.asarray(docs))
+                matcher = leaf.postings(name, word)
+                want: list[int] = []
+                held: list[int] = []
+                while matcher.is_active():
+                    positions = matcher.value_as("positions")
+                    want.extend(positions)
+                    held.append(len(positions))
+                    matcher.next()
+                assert counts.tolist() == held and flat.tolist() == want, (name, word)
+                checked += len(held)
+    assert checked > 5_000
+
+
+def test_position_values_decode_as_whoosh_decodes_them() -> None:
+    import numpy as np
+    from whoosh import formats
+
+    from archive import store
+
+    rng = random.Random(3)
+    lists = [[], [0], [7], [70_000], [1, 2, 3], sorted(rng.sample(range(200_000), 2500)),
+             sorted(rng.sample(range(300), 40))] + \
+        [sorted(rng.sample(range(5000), rng.randint(1, 30))) for _ in range(300)]
+    plain = formats.Positions()
+    values = [plain.encode(positions) for positions in lists]
+    for chosen in (values, values[:1], values[3:4], values[5:6]):
+        counts, flat = store.position_arrays(plain, chosen)
+        want = [plain.decode_positions(v) for v in chosen]
+        assert counts.tolist() == [len(w) for w in want]
+        assert flat.tolist() == [p for w in want for p in w]
+    # a value without pickle's STOP (Whoosh's decoder adds it) and another format: decoded
+    # one value at a time, to the same positions
+    odd = values[:5] + [values[5][:-1]] + values[6:]
+    counts, flat = store.position_arrays(plain, odd)
+    assert flat.tolist() == [p for w in lists for p in w] and counts.sum() == len(flat)
+    chars = formats.Characters()
+    spans = [[(0, 0, 4), (3, 20, 25)], [(9, 50, 58)]]
+    counts, flat = store.position_arrays(chars, [chars.encode(s) for s in spans])
+    assert counts.tolist() == [2, 1] and flat.tolist() == [0, 3, 9]
+    assert store.position_arrays(plain, [])[1].dtype == np.int64
+
+
+def test_a_phrase_on_the_columns_reads_no_whoosh_postings(generated, monkeypatch) -> None:  # noqa: ANN001
+    from whoosh.reading import SegmentReader
+
+    on_columns, on_whoosh = generated
+    index = on_columns.column_index()
+    assert index is not None
+    want = {text: set(on_whoosh.searcher.docs_for_query(on_whoosh.parse(text)))
+            for text in ('"oil prices"', '"bank rates trade"~4', '"oil oil"~2')}
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a phrase read Whoosh's postings")
+
+    monkeypatch.setattr(SegmentReader, "postings", refuse)
+    for text, docs in want.items():
+        found = index.match(on_columns.parse(text))
+        assert set(found.docs.tolist()) == docs and docs, text
+
+
+def test_a_sidecar_of_the_version_before_positions_is_stale_and_rebuilt(
+        tmp_path: Path, cli_for) -> None:  # noqa: ANN001
+    import json
+
+    index = tmp_path / "index"
+    _index(index, write_generated(tmp_path / "news", 50, seed=17))
+    for folder in (index / columns.COLUMNS_DIR).iterdir():  # as version 1 wrote it
+        meta = json.loads((folder / "meta.json").read_text())
+        assert meta["version"] == 2 and meta["positions"]
+        for name in meta.pop("positions"):
+            for part in ("counts", "position_starts", "positions"):
+                (folder / f"{name}.{part}.npy").unlink()
+        meta["version"] = 1
+        (folder / "meta.json").write_text(json.dumps(meta))
+    with Archive(index) as archive:
+        assert archive.search_path('"oil prices"') == "whoosh"
+    checked = cli_for(index)("check")
+    assert checked.exit_code == 0 and "without a current columnar sidecar" in checked.output
+    _index(index, tmp_path / "news")
+    assert "columnar" not in cli_for(index)("check").output
+    with Archive(index) as archive, Archive(index, use_columns=False) as on_whoosh:
+        assert archive.search_path('"oil prices"') == "columns"
+        compare(archive, on_whoosh, '"oil prices"~2')
+    for folder in (index / columns.COLUMNS_DIR).iterdir():
+        assert (folder / "body.positions.npy").is_file()
+
+
 # --- 300 real headline queries on the shared corpora -------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -377,6 +484,13 @@ def test_300_headline_queries_agree_with_whoosh(shared, corpus: str) -> None:  #
     assert len(queries) == 150
     for text, sort, filters in queries:
         compare(on_columns, on_whoosh, text, sort, filters)
+    # a word again within a phrase, which its own positions must not satisfy
+    rng = random.Random(15)
+    for text, _sort, _filters in rng.sample(queries, 12):
+        words = _words(text) or ["said"]
+        a, b = words[0], words[-1]
+        for repeated in (f'"{a} {a}"~6', f'"{a} {b} {a}"~8', f'"{b} {b}"'):
+            compare(on_columns, on_whoosh, repeated)
 
 
 def test_an_excluded_word_excludes_a_segments_first_match_on_both_paths(generated) -> None:  # noqa: ANN001

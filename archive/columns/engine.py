@@ -11,9 +11,10 @@ score first, ties by document number (its collector's order), and for the date s
 undated last, then by date, then by document number.
 
 Phrases and proximity take their candidates from the columns (the documents holding every
-word) and keep those where Whoosh's own position postings put the words in order within the
-slop; wildcards, prefixes and fuzzy words expand through each segment's term list as the
-archive's expansion matcher does (``archive.expansions``) and score the words on the columns.
+word) and keep those where the sidecar's positions (Whoosh's, copied when the segment was
+written) put the words in order within the slop; wildcards, prefixes and fuzzy words expand
+through each segment's term list as the archive's expansion matcher does
+(``archive.expansions``) and score the words on the columns.
 
 What the engine does not take raises ``Unsupported`` and the caller answers from Whoosh;
 ``FALLBACK_FORMS`` names those forms (the differential tests run each through both paths).
@@ -21,7 +22,6 @@ What the engine does not take raises ``Unsupported`` and the caller answers from
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,11 +71,8 @@ def _intersect(a: Match, b: Match) -> Match:
     return Match(a.docs[keep], a.scores[keep] + b.scores[at[keep]])
 
 
-def _after(ends: list[int], position: int, slop: int) -> bool:
-    """Whether some position in ``ends`` (ascending) is 1 to ``slop`` places before
-    ``position``."""
-    at = bisect_left(ends, position - slop)
-    return at < len(ends) and ends[at] < position
+#: a document's place in a phrase's occurrence numbers: positions and slop stay under half
+_SPAN = 1 << 32
 
 
 def _member(docs: np.ndarray, within: np.ndarray) -> np.ndarray:
@@ -266,7 +263,7 @@ class ColumnIndex:
 
     def _phrase(self, q: wq.Phrase) -> Match:
         """Words in order within ``q.slop`` positions of each other: the documents holding
-        every word (an AND on the columns), kept where Whoosh's positions place them so.
+        every word (an AND on the columns), kept where their positions place them so.
 
         Whoosh scores a phrase as the AND of its words (its ``SpanNear2`` matcher wraps the
         words' intersection and keeps that matcher's score, times the phrase's boost), so
@@ -312,30 +309,47 @@ class ColumnIndex:
                      docs: np.ndarray) -> np.ndarray:
         """A mask over ``docs`` (global numbers, ascending, each holding every word): where
         the words occur in order, each one to ``slop`` positions after the one before (what
-        Whoosh's ``SpanNear2(ordered=True, mindist=1)`` asks of the spans). The positions
-        are Whoosh's own, read from each segment's postings for these documents only."""
+        Whoosh's ``SpanNear2(ordered=True, mindist=1)`` asks of the spans: a word's
+        position ``p`` continues a run ending at ``e`` when ``1 <= p - e <= slop``, and the
+        run then ends at ``p``).
+
+        The positions are the sidecar's, word by word over the documents still in the
+        running: each occurrence becomes one number, its document's place above its
+        position (``_SPAN`` apart, so no slop reaches across documents), and one
+        ``searchsorted`` over the ends of the runs so far finds, for every occurrence of the
+        next word at once, the nearest run end at or after ``p - slop``."""
         keep = np.zeros(len(docs), dtype=bool)
-        if not len(docs):
-            return keep
-        for leaf, offset in self.reader.leaf_readers():
+        slop = min(int(slop), _SPAN // 2)
+        for sidecar, offset in self.sidecars:
             first = int(np.searchsorted(docs, offset))
-            last = int(np.searchsorted(docs, offset + leaf.doc_count_all()))
+            last = int(np.searchsorted(docs, offset + sidecar.doc_count))
             if first == last:
                 continue
-            local = (docs[first:last] - offset).tolist()
-            matchers = [leaf.postings(fieldname, word) for word in words]
-            for n, docnum in enumerate(local, start=first):
-                ends: list[int] | None = None
-                for matcher in matchers:
-                    matcher.skip_to(docnum)
-                    positions = matcher.value_as("positions")
-                    if ends is None:
-                        ends = sorted(positions)
-                    else:
-                        ends = [p for p in positions if _after(ends, p, slop)]
-                    if not ends:
-                        break
-                keep[n] = bool(ends)
+            columns = sidecar.field(fieldname)
+            if columns is None or columns.positions is None:
+                raise Unsupported(f"{fieldname}: a sidecar without positions")
+            local = docs[first:last] - offset
+            running = np.arange(last - first, dtype=np.int64)
+            ends: np.ndarray | None = None
+            for word in words:
+                counts, positions = columns.positions_in(word, local[running])
+                if len(positions) and int(positions.max()) >= _SPAN // 2:
+                    raise Unsupported(f"{fieldname}: a position past {_SPAN // 2}")
+                spans = np.repeat(running, counts) * _SPAN + positions  # ascending
+                if ends is not None:
+                    at = np.searchsorted(ends, spans - slop)
+                    inside = at < len(ends)
+                    inside[inside] = ends[at[inside]] < spans[inside]
+                    spans = spans[inside]
+                ends = spans
+                if not len(ends):
+                    break
+                held = ends // _SPAN
+                first_of = np.ones(len(held), dtype=bool)
+                np.not_equal(held[1:], held[:-1], out=first_of[1:])
+                running = held[first_of]
+            else:
+                keep[first + running] = True
         return keep
 
     def _expansion(self, q: Any) -> Match:

@@ -16,10 +16,13 @@ job they serve.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import gc
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
+from pickle import loads
 from typing import Any
 
-from whoosh import fields, index
+from whoosh import fields, formats, index
 from whoosh.codec.base import OutOfOrderError
 from whoosh.codec.whoosh3 import (LENGTHS_COLUMN, W3Codec, W3FieldWriter, W3PerDocReader,
                                   _lenfield)
@@ -85,11 +88,15 @@ def _write_postings(fw: W3FieldWriter, schema: fields.Schema, lengths: _LengthsR
     term's postings are gathered first and each block of ``blocklimit`` is set up whole,
     with the same statistics, before Whoosh's own ``_write_block``/``finish_term`` write it:
     the bytes written are the same. ``tap`` (a ``columns.PostingsTap``), if given, is handed
-    each term of its fields as written.
+    each term of its fields as written, and for a field with positions their positions
+    (``position_arrays``), a batch of terms at a time: most terms have a posting or two, and
+    decoded one term at a time they would pay numpy's per-call overhead each.
     """
     from array import array
 
     tapped = tap.fields if tap is not None else frozenset()
+    pending: list[bytes] = []  # the value bytes of postings whose positions are not handed on
+    position_format: Any = None  # the field's format when the tap takes its positions
 
     lastfn: str | None = None
     lasttext: bytes | None = None
@@ -122,9 +129,18 @@ def _write_postings(fw: W3FieldWriter, schema: fields.Schema, lengths: _LengthsR
         fw.finish_term()
         if lastfn in tapped:
             tap.add(lastfn, lasttext, docs, weights)
+            if position_format is not None:
+                pending.extend(values)
+                if len(pending) >= _POSITIONS_BATCH:
+                    flush_positions()
         docs.clear()
         weights.clear()
         values.clear()
+
+    def flush_positions() -> None:
+        if pending:
+            tap.add_positions(lastfn, *position_arrays(position_format, pending))
+            pending.clear()
 
     for fieldname, btext, docnum, weight, value in items:
         if fieldname != lastfn:
@@ -132,12 +148,16 @@ def _write_postings(fw: W3FieldWriter, schema: fields.Schema, lengths: _LengthsR
                 raise OutOfOrderError("Field %r .. %r" % (lastfn, fieldname))
             if lasttext is not None:
                 flush_term()
+            flush_positions()
             if lastfn is not None:
                 fw.finish_field()
             fw.start_field(fieldname, schema[fieldname])
             pw = fw._postwriter
             field_lengths = lengths.lengths_list(fieldname) if lengths is not None else None
             lastfn, lasttext = fieldname, None
+            field_format = schema[fieldname].format
+            position_format = field_format if fieldname in tapped and field_format and \
+                field_format.supports("positions") else None
         elif lasttext and btext < lasttext:
             raise OutOfOrderError("Term %s:%r .. %s:%r" % (lastfn, lasttext, fieldname, btext))
         if docnum == -1:  # Whoosh's marker for spelling-only words: no posting
@@ -153,8 +173,13 @@ def _write_postings(fw: W3FieldWriter, schema: fields.Schema, lengths: _LengthsR
         values.append(value)
     if lasttext is not None:
         flush_term()
+    flush_positions()
     if lastfn is not None:
         fw.finish_field()
+
+
+#: postings whose positions the writer decodes in one go for the tap (bounds the bytes held)
+_POSITIONS_BATCH = 50_000
 
 
 class ArchiveWriter(SegmentWriter):
@@ -374,6 +399,23 @@ def field_postings(leaf: Any, fieldname: str, start: bytes = b"",
     the same arrays the matcher's ``id()`` and ``weight()`` index into. Any other segment or
     matcher type takes Whoosh's public one-at-a-time path.
     """
+    for word, info, ids, weights, _values in _walk_postings(leaf, fieldname, start, stop,
+                                                            False):
+        yield word, info, ids, weights
+
+
+def field_postings_values(leaf: Any, fieldname: str
+                          ) -> Iterator[tuple[bytes, Any, Any, list[bytes]]]:
+    """``field_postings`` with each posting's value bytes too (what a field with positions
+    keeps them in: ``position_arrays`` decodes them): (word, document numbers, weights,
+    values), read in the same pass over the blocks."""
+    for word, _info, ids, weights, values in _walk_postings(leaf, fieldname, b"", None,
+                                                            True):
+        yield word, ids, weights, values
+
+
+def _walk_postings(leaf: Any, fieldname: str, start: bytes, stop: bytes | None,
+                   with_values: bool) -> Iterator[tuple[bytes, Any, Any, Any, list[bytes]]]:
     import numpy as np
     from whoosh.codec.whoosh3 import W3LeafMatcher
 
@@ -390,17 +432,90 @@ def field_postings(leaf: Any, fieldname: str, start: bytes = b"",
             matcher = leaf.postings(fieldname, word)
         ids: list[int] = []
         weights: list[float] = []
+        values: list[bytes] = []
         if type(matcher) is W3LeafMatcher:
             for block_ids, block_weights in _blocks(matcher):
                 ids.extend(block_ids)
                 weights.extend(block_weights)
+                if with_values:  # the block's data is read already: its values come free
+                    matcher._read_values()
+                    values.extend(matcher._values)
         else:
             while matcher.is_active():
                 ids.append(matcher.id())
                 weights.append(matcher.weight())
+                if with_values:
+                    values.append(matcher.value())
                 matcher.next()
         yield (word, info, np.asarray(ids, dtype=np.int64),
-               np.asarray(weights, dtype=np.float64))
+               np.asarray(weights, dtype=np.float64), values)
+
+
+#: what a Positions value starts with: its count (4 bytes, pack_uint) and pickle's PROTO 2
+_POSITIONS_HEAD = 6
+_PROTO_2 = b"\x80\x02"
+
+
+def position_arrays(field_format: Any, values: Sequence[bytes]) -> tuple[Any, Any]:
+    """Postings' positions from their value bytes (in a field whose format keeps them):
+    (how many positions each posting holds, every posting's positions one after the other,
+    ascending within each), as int64 numpy arrays.
+
+    Whoosh's ``Positions`` format keeps a posting's positions as a count and a pickled list
+    of gaps; unpickling them one posting at a time is a Python call per posting. Every such
+    value's pickle is the same frame (the protocol opcode, a body that builds the list,
+    STOP), so the bodies joined inside one list's frame unpickle as the list of lists in
+    one call; the counts in the values' heads check the result, and anything else (another
+    format, a value written some other way) is decoded by the format itself, one value at
+    a time. The bytes unpickled are the index's own, as Whoosh unpickles them."""
+    import numpy as np
+
+    if values and type(field_format) is formats.Positions:
+        found = _joined_positions(values)
+        if found is not None:
+            return found
+    lists = [field_format.decode_positions(value) for value in values]
+    counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    return counts, np.fromiter(chain.from_iterable(lists), dtype=np.int64,
+                               count=int(counts.sum()))
+
+
+def _joined_positions(values: Sequence[bytes]) -> tuple[Any, Any] | None:
+    import numpy as np
+
+    heads = np.frombuffer(b"".join([v[:_POSITIONS_HEAD] for v in values]), dtype=np.uint8)
+    if len(heads) != _POSITIONS_HEAD * len(values) or \
+            b"".join([v[-1:] for v in values]) != b"." * len(values):
+        return None
+    heads = heads.reshape(len(values), _POSITIONS_HEAD)
+    if heads[:, 4:].tobytes() != _PROTO_2 * len(values):
+        return None
+    counts = np.ascontiguousarray(heads[:, :4]).view(">u4").ravel().astype(np.int64)
+    # the lists hold no cycles and go when this returns; the collector, set off by so many
+    # new containers, would otherwise walk the writer's whole heap again and again
+    collecting = gc.isenabled()
+    gc.disable()
+    try:  # MARK, each value's list, LIST: a list of the lists
+        lists = loads(_PROTO_2 + b"(" + b"".join([v[_POSITIONS_HEAD:-1] for v in values])
+                      + b"l.")
+        if type(lists) is not list or len(lists) != len(values):
+            return None
+        total = int(counts.sum())
+        if not np.array_equal(np.fromiter(map(len, lists), dtype=np.int64,
+                                          count=len(lists)), counts):
+            return None
+        gaps = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=total)
+    except Exception:  # noqa: BLE001 - whatever the joined bytes are, the format decodes
+        return None
+    finally:
+        if collecting:
+            gc.enable()
+    # each posting's positions are the running sum of its own gaps
+    running = np.cumsum(gaps)
+    before = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(counts, out=before[1:])
+    sums = np.concatenate((np.zeros(1, dtype=np.int64), running))[before[:-1]]
+    return counts, running - np.repeat(sums, counts)
 
 
 def field_length_bytes(leaf: Any, fieldname: str) -> Any:
