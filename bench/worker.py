@@ -120,7 +120,7 @@ def query_times(system: str, queries: str, index: str | None = None, db: str | N
     started = time.perf_counter()
     run = runners[system]()
     opened = time.perf_counter() - started
-    times = bench_queries.measure(run, chosen)
+    times = bench_queries.measure({system: run}, chosen)[system]
     return {"system": system, "open_seconds": opened, "times": times}
 
 
