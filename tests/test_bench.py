@@ -12,23 +12,8 @@ from pathlib import Path
 
 import pytest
 
-WORDS = ("cocoa coffee harvest rain drought export price market bank rate steel strike "
-         "election minister budget tax film music football league phone internet").split()
-
-
-def _text(i: int, n: int = 40) -> str:
-    return " ".join(WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(n)) + "."
-
-
-def _story(newid: int) -> str:
-    month = "JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split()[newid % 12]
-    return (f'<REUTERS TOPICS="YES" NEWID="{newid}">\n'
-            f"<DATE>{10 + newid % 18:02d}-{month}-1987 15:01:01.79</DATE>\n"
-            "<TOPICS><D>cocoa</D></TOPICS><PLACES><D>brazil</D></PLACES>\n"
-            f"<TEXT>&#2;\n<TITLE>{WORDS[newid % len(WORDS)].upper()} "
-            f"{WORDS[(newid + 5) % len(WORDS)].upper()} REVIEW {newid}</TITLE>\n"
-            f"<DATELINE>    SALVADOR, Feb 26 - </DATELINE><BODY>{_text(newid)}\n\n"
-            f"{_text(newid + 1)}\n Reuter\n&#3;</BODY></TEXT>\n</REUTERS>\n")
+from support.fake_corpora import WORDS, write_news
+from support.fake_corpora import text as _text
 
 
 def _dotted(records: list[tuple[int, dict[str, str]]]) -> str:
@@ -42,19 +27,7 @@ def _dotted(records: list[tuple[int, dict[str, str]]]) -> str:
 
 @pytest.fixture(scope="module")
 def corpora(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("corpora")
-    for i in range(12):
-        folder = root / "bbc" / ("business" if i % 2 else "tech")
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{i:03d}.txt").write_text(
-            f"{WORDS[i].title()} {WORDS[i + 3]} story {i}\n\n{_text(i)}\n\n{_text(i + 2)}\n",
-            "utf-8")
-    reuters = root / "reuters21578"
-    reuters.mkdir()
-    for f in range(2):
-        stories = "".join(_story(f * 10 + k + 1) for k in range(10))
-        (reuters / f"reut2-{f:03d}.sgm").write_text(
-            '<!DOCTYPE lewis SYSTEM "lewis.dtd">\n' + stories, "latin-1")
+    root = write_news(tmp_path_factory.mktemp("corpora"), bbc_files=12, reuters_files=2)
     cisi, cran = root / "cisi", root / "cranfield"
     cisi.mkdir()
     cran.mkdir()

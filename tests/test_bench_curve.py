@@ -19,39 +19,16 @@ import pytest
 
 from bench import curve
 
-WORDS = ("cocoa coffee harvest rain drought export price market bank rate steel strike "
-         "election minister budget tax film music football league phone internet").split()
+from support.fake_corpora import write_news
+
 SVG = "{http://www.w3.org/2000/svg}"
-
-
-def _text(i: int, n: int = 30) -> str:
-    return " ".join(WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(n)) + "."
 
 
 @pytest.fixture(scope="module")
 def corpora(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """What the scale generator reads: BBC-style text files and Reuters SGML, each with
-    paragraphs of five words or more."""
-    root = tmp_path_factory.mktemp("corpora")
-    for i in range(10):
-        folder = root / "bbc" / ("business" if i % 2 else "tech")
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{i:03d}.txt").write_text(
-            f"{WORDS[i].title()} {WORDS[i + 3]} story {i}\n\n{_text(i)}\n\n{_text(i + 2)}\n",
-            "utf-8")
-    reuters = root / "reuters21578"
-    reuters.mkdir()
-    stories = []
-    for newid in range(1, 13):
-        stories.append(
-            f'<REUTERS TOPICS="YES" NEWID="{newid}">\n<DATE>{10 + newid:02d}-MAR-1987 '
-            "15:01:01.79</DATE>\n<TOPICS><D>cocoa</D></TOPICS><PLACES><D>brazil</D></PLACES>\n"
-            f"<TEXT>&#2;\n<TITLE>{WORDS[newid].upper()} {WORDS[newid + 5].upper()} REVIEW"
-            f"</TITLE>\n<BODY>{_text(newid)}\n\n{_text(newid + 1)}\n Reuter\n&#3;</BODY>"
-            "</TEXT>\n</REUTERS>\n")
-    (reuters / "reut2-000.sgm").write_text('<!DOCTYPE lewis SYSTEM "lewis.dtd">\n'
-                                           + "".join(stories), "latin-1")
-    return root
+    """What the scale generator reads: BBC-style text files and Reuters SGML."""
+    return write_news(tmp_path_factory.mktemp("corpora"), bbc_files=10, reuters_files=1,
+                      stories_per_file=12)
 
 
 def test_growth_exponent_on_known_data() -> None:
