@@ -72,6 +72,17 @@ def archive_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "archive.cli", *args]
 
 
+def worker_command(task: str, args: dict[str, Any]) -> list[str]:
+    """``bench.worker`` TASK with its arguments as JSON, as this Python runs it."""
+    return [sys.executable, "-m", "bench.worker", task, json.dumps(args, default=str)]
+
+
+def repo_env() -> dict[str, str]:
+    """This environment with the repository first on ``PYTHONPATH``, so a step run in a fresh
+    process imports ``bench`` (and this checkout's ``archive``) from here."""
+    return {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
 def run_worker(task: str, **args: Any) -> dict[str, Any]:
     """Run ``bench.worker`` TASK in a fresh Python process; its JSON result plus its peak RSS.
 
@@ -85,9 +96,8 @@ def run_worker(task: str, **args: Any) -> dict[str, Any]:
         result = TASKS[task](**json.loads(json.dumps(args, default=str)))
         return {**result, "peak_rss_mb": round(peak_rss_mb(), 1),
                 "cpu_seconds": round(cpu_seconds(), 3)}
-    cmd = [sys.executable, "-m", "bench.worker", task, json.dumps(args, default=str)]
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env)
+    done = subprocess.run(worker_command(task, args), capture_output=True, text=True, cwd=REPO,
+                          env=repo_env())
     if done.returncode != 0:
         raise RuntimeError(f"bench worker {task} failed:\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -159,9 +169,7 @@ def measured_tree(cmd: Sequence[str], log: Path, interval: float = 0.2) -> dict[
     started = time.perf_counter()
     peak_rss = peak_pss = 0
     with open(log, "w") as out, open(err, "w") as errors:
-        env = {**os.environ,
-               "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-        child = subprocess.Popen(list(cmd), stdout=out, stderr=errors, cwd=REPO, env=env,
+        child = subprocess.Popen(list(cmd), stdout=out, stderr=errors, cwd=REPO, env=repo_env(),
                                  start_new_session=True)   # its own group: killed as one
         try:
             while True:
@@ -192,8 +200,7 @@ def measured_worker(task: str, log: Path, **args: Any) -> dict[str, Any]:
     """``bench.worker`` TASK in a fresh process measured by ``measured_tree``: the task's
     JSON result plus the tree's figures under ``measured``. A failed task raises with the
     end of its error output."""
-    cmd = [sys.executable, "-m", "bench.worker", task, json.dumps(args, default=str)]
-    figures = measured_tree(cmd, log)
+    figures = measured_tree(worker_command(task, args), log)
     if figures["returncode"] != 0:
         tail = Path(str(log) + ".err").read_text("utf-8", "replace")[-4000:]
         raise RuntimeError(f"bench worker {task} failed (exit {figures['returncode']}):\n{tail}")
