@@ -14,9 +14,10 @@ weighting, and falls back to Whoosh for the forms it does not take (``FALLBACK_F
 """
 
 from archive.columns.engine import FALLBACK_FORMS, ColumnIndex, Ranked, Unsupported
-from archive.columns.sidecar import COLUMNS_DIR, PostingsTap, Sidecar, write_sidecar
+from archive.columns.sidecar import (COLUMNS_DIR, PostingsTap, Sidecar, new_sidecar,
+                                     place_sidecar, write_sidecar)
 from archive.columns.sync import column_status, enabled, sync_columns
 
 __all__ = ["COLUMNS_DIR", "ColumnIndex", "FALLBACK_FORMS", "PostingsTap", "Ranked",
-           "Sidecar", "Unsupported", "column_status", "enabled", "sync_columns",
-           "write_sidecar"]
+           "Sidecar", "Unsupported", "column_status", "enabled", "new_sidecar", "place_sidecar",
+           "sync_columns", "write_sidecar"]

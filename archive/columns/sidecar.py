@@ -21,6 +21,8 @@ import os
 import shutil
 import tempfile
 from bisect import bisect_left
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -207,9 +209,7 @@ def write_sidecar(columns_dir: Path, leaf: Any, postings: dict[str, Terms] | Non
     read back from the segment."""
     segment_id = leaf.segment().segment_id()
     doc_count = leaf.doc_count_all()
-    columns_dir.mkdir(parents=True, exist_ok=True)
-    temp = Path(tempfile.mkdtemp(prefix=f".{segment_id}.", dir=columns_dir))
-    try:
+    with new_sidecar(columns_dir, segment_id) as temp:
         fields = [name for name in FIELDS if name in leaf.schema]
         positional = [name for name in fields if _positional(leaf, name)]
         for name in fields:
@@ -222,14 +222,33 @@ def write_sidecar(columns_dir: Path, leaf: Any, postings: dict[str, Terms] | Non
         (temp / META).write_text(json.dumps({
             "version": VERSION, "segment": segment_id, "doc_count": doc_count,
             "fields": fields, "positions": positional}), encoding="utf-8")
-        final = columns_dir / segment_id
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(temp, final)
-        return final
+    return columns_dir / segment_id
+
+
+@contextmanager
+def new_sidecar(columns_dir: Path, segment_id: str) -> Iterator[Path]:
+    """A temporary folder under ``columns_dir`` to write a segment's sidecar into; when the
+    block ends without error it replaces that segment's sidecar whole (``place_sidecar``),
+    and when not it is removed: a reader never opens half a sidecar."""
+    columns_dir.mkdir(parents=True, exist_ok=True)
+    temp = Path(tempfile.mkdtemp(prefix=f".{segment_id}.", dir=columns_dir))
+    try:
+        yield temp
+        place_sidecar(temp, columns_dir, segment_id)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
+
+
+def place_sidecar(folder: Path, columns_dir: Path, segment_id: str) -> Path:
+    """Rename a whole sidecar ``folder`` (on the index's file system) into place as the
+    sidecar of ``segment_id``, replacing any sidecar the segment had. Returns where it is."""
+    columns_dir.mkdir(parents=True, exist_ok=True)
+    final = columns_dir / segment_id
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(folder, final)
+    return final
 
 
 #: postings whose positions are decoded in one go when read back (bounds the bytes held)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import tempfile
 import time
 from collections import deque
 from pathlib import Path
@@ -208,30 +207,24 @@ class DistributedIndexer(Indexer):
     def install(self, shipped: tasks.Shipped) -> Any:
         """Put a shipped segment's files in the index folder (not yet in any TOC), and its
         sidecar in the index's columns folder (renamed into place whole, as
-        ``columns.write_sidecar`` does)."""
+        ``columns.write_sidecar`` puts one)."""
         segment_id = shipped.segment.segment_id()
         columns_dir = self.folder / columns.COLUMNS_DIR
-        target = columns_dir / segment_id
         if shipped.folder is not None:
             for name in shipped.names:
                 os.replace(Path(shipped.folder) / name, self.folder / name)
             sidecar = Path(shipped.folder) / columns.COLUMNS_DIR / segment_id
             if sidecar.is_dir():
-                columns_dir.mkdir(exist_ok=True)
-                shutil.rmtree(target, ignore_errors=True)
-                os.replace(sidecar, target)
+                columns.place_sidecar(sidecar, columns_dir, segment_id)
             shutil.rmtree(shipped.folder, ignore_errors=True)
             self.shipped["files"] += 1
         else:
             for name, data in (shipped.files or {}).items():
                 (self.folder / name).write_bytes(data)
             if shipped.sidecar_files:
-                columns_dir.mkdir(exist_ok=True)
-                temp = Path(tempfile.mkdtemp(prefix=f".{segment_id}.", dir=columns_dir))
-                for name, data in shipped.sidecar_files.items():
-                    (temp / name).write_bytes(data)
-                shutil.rmtree(target, ignore_errors=True)
-                os.replace(temp, target)
+                with columns.new_sidecar(columns_dir, segment_id) as temp:
+                    for name, data in shipped.sidecar_files.items():
+                        (temp / name).write_bytes(data)
             self.shipped["bytes"] += 1
         return shipped.segment
 
