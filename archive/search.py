@@ -19,7 +19,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from whoosh import highlight, query as wq, searching as whoosh_searching, sorting
+from whoosh import collectors, highlight, query as wq, searching as whoosh_searching, sorting
 
 from archive import columns, query, ranking, related, store
 from archive._tables import Tables
@@ -131,6 +131,59 @@ class _SegmentFormatter(highlight.Formatter):
         return out
 
 
+class _HitHighlighter(highlight.Highlighter):
+    """Marks in a hit's snippet the terms that hit matched.
+
+    Re-tokenising a body, Whoosh's highlighter marks every term that any hit of the results
+    matched (``results.matched_terms()``): a word one article matched (a wildcard's or
+    fuzzy word's other expansion) was marked in another's snippet, and which words depended
+    on how many hits had been collected (every match on the Whoosh path, the page's on the
+    columns).
+    """
+
+    def highlight_hit(self, hitobj, fieldname, text=None, top=3, minscore=1,  # noqa: ANN001
+                      strict_phrase=False):  # noqa: ANN001 (Whoosh API)
+        results = hitobj.results
+        if strict_phrase or self.can_load_chars(results, fieldname):
+            return super().highlight_hit(hitobj, fieldname, text, top, minscore, strict_phrase)
+        field = results.searcher.schema[fieldname]
+        if text is None:
+            text = hitobj[fieldname]
+        words = frozenset(field.from_bytes(term) for name, term in hitobj.matched_terms()
+                          if name == fieldname)
+        tokens = field.analyzer(text, positions=True, chars=True, mode="index",
+                                removestops=False)
+        tokens = self._merge_matched_tokens(highlight.set_matched_filter(tokens, words))
+        fragments = highlight.top_fragments(self.fragmenter.fragment_tokens(text, tokens),
+                                            top, self.scorer, self.order, minscore=minscore)
+        return self.formatter.format(fragments)
+
+
+def _snippet_highlighter(snippet_chars: int) -> _HitHighlighter:
+    return _HitHighlighter(
+        fragmenter=highlight.ContextFragmenter(maxchars=snippet_chars, surround=60),
+        formatter=_SegmentFormatter())
+
+
+class _MatchingTermsCollector(collectors.TermsCollector):
+    """Records, per match, the terms of the branches of the query that match it.
+
+    Whoosh's own TermsCollector records every term whose posting list stands at the
+    match, including the words of a phrase that did not match in that field (a headline's
+    phrase whose words also occur apart in the body had the body's words marked). The
+    matcher tree's own ``matching_terms`` skips a branch that is not at the match: the
+    terms the columnar path records, and the ones a snippet should mark.
+    """
+
+    def collect(self, sub_docnum: int) -> None:
+        child = self.child
+        child.collect(sub_docnum)
+        global_docnum = child.offset + sub_docnum
+        for term in child.matcher.matching_terms(sub_docnum):
+            self.termdocs[term].append(global_docnum)
+            self.docterms[global_docnum].append(term)
+
+
 class Archive:
     """An open index to search; use as a context manager (it holds a Whoosh searcher).
 
@@ -185,8 +238,7 @@ class Archive:
             except OSError:  # as in _column_results: the sidecars went, Whoosh answers
                 self._columns = False
         results, suggestion, relaxed = self._results(text, sort, filters)
-        results.fragmenter = highlight.ContextFragmenter(maxchars=snippet_chars, surround=60)
-        results.formatter = _SegmentFormatter()
+        results.highlighter = _snippet_highlighter(snippet_chars)
         ranked = results.top_n if all_copies else self._one_per_story(results.top_n)
         start = (page - 1) * page_size
         hits = tuple(
@@ -301,8 +353,7 @@ class Archive:
         for docnum, terms in results.docterms.items():
             for term in terms:
                 results.termdocs.setdefault(term, set()).add(docnum)
-        results.fragmenter = highlight.ContextFragmenter(maxchars=snippet_chars, surround=60)
-        results.formatter = _SegmentFormatter()
+        results.highlighter = _snippet_highlighter(snippet_chars)
         hits = tuple(
             self._with_copies(self._hit(whoosh_searching.Hit(results, docnum, n, score),
                                         n + 1, answer.sort, snippet_chars))
@@ -335,9 +386,13 @@ class Archive:
         which that collector would get with a second pass over the postings. Collapsing
         wire copies is then a walk down the ranked list (``_one_per_story``).
         """
+        collector: Any = _MatchingTermsCollector(
+            self.searcher.collector(limit=None, sortedby=sortedby))
+        if filter_query is not None:  # filtering wraps last, as in Searcher.collector
+            collector = collectors.FilterCollector(collector, filter_query, None)
         try:
-            return self.searcher.search(q, limit=None, sortedby=sortedby,
-                                        filter=filter_query, terms=True)
+            self.searcher.search_with_collector(q, collector)
+            return collector.results()
         except Exception as exc:  # e.g. a phrase on a field without positions
             reason = " ".join(str(exc).split()) or type(exc).__name__
             raise QueryError(f"cannot run query {query.shown(text)}: {reason}") from None
