@@ -31,7 +31,7 @@ COLUMNS = [("corpus", "corpus", ""), ("articles", "articles", ",d"), ("added", "
            ("bytes_share", "bytes written / site", ".1%"),
            ("bundle_written", "of them search bundle", ",d"),
            ("differ", "files differing from a fresh build", ",d"),
-           ("segments", "index segments", ",d")]
+           ("segments", "index segments", ",d"), ("units", "bundle units", ",d")]
 
 SHARE = 0.01          # 1% new, 1% edited
 FILES = 20            # the base articles are spread over this many JSONL files
@@ -82,9 +82,16 @@ def _files(site: Path) -> dict[str, int]:
 
 
 def _meta(site: Path) -> dict[str, Any]:
-    """The site's search ``meta`` (its ``segs``: one row per live index segment)."""
+    """The site's search ``meta`` (its ``segs``: one row per unit of index segments)."""
     from archive.site.search import parse_script
     return parse_script((site / "search" / "bundle" / "meta.js").read_bytes())[1]
+
+
+def _segments(index: Path) -> int:
+    from archive.search import Archive
+    with Archive(index) as archive:
+        return sum(1 for leaf, _ in archive.searcher.reader().leaf_readers()
+                   if leaf.segment() is not None)
 
 
 def run(corpora: list[tuple[str, Path]], work: Path, timeout: float = 3600) -> list[dict[str, Any]]:
@@ -129,6 +136,6 @@ def run(corpora: list[tuple[str, Path]], work: Path, timeout: float = 3600) -> l
             "removed": sum(1 for line in lines if line[0] == "D"),
             "written_by_area": dict(areas.most_common(12)),
             "differ": len(differ), "differ_examples": differ[:12],
-            "segments": len(_meta(site)["segs"]),
+            "segments": _segments(index), "units": len(_meta(site)["segs"]),
         })
     return rows

@@ -8,6 +8,7 @@ under ``node --test``) must agree with it exactly: same hits, same order, for ev
 from __future__ import annotations
 
 import json
+from collections import Counter
 import os
 import random
 import re
@@ -604,6 +605,95 @@ def test_a_days_update_writes_only_the_new_segments_lists(
         fresh = tmp_path / "fresh"
         ss.build_bundle(archive, OutputFolder(fresh), shard_bytes=512, head_size=4, procs=1)
     assert _tree(site) == _tree(fresh)
+
+
+class _FakeSegments:
+    """A source whose reader lists segments of the given sizes (all ``units`` reads)."""
+
+    def __init__(self, sizes: list[int]):
+        class Leaf:
+            def __init__(self, i: int, size: int):
+                self.seg = type("Segment", (), {"segid": f"seg{i:04d}"})()
+                self.size = size
+
+            def segment(self) -> Any:
+                return self.seg
+
+            def doc_count_all(self) -> int:
+                return self.size
+        leaves = [(Leaf(i, n), sum(sizes[:i])) for i, n in enumerate(sizes)]
+        reader = type("Reader", (), {"leaf_readers": lambda self: iter(leaves)})()
+        self.searcher = type("Searcher", (), {"reader": lambda self: reader})()
+
+
+def test_units_are_consecutive_runs_and_a_new_segment_changes_only_the_newest() -> None:
+    rng = random.Random(11)
+    for _ in range(200):
+        sizes = [rng.choice([1, 30, 300, 2500, 5000, 60000]) for _ in range(rng.randint(1, 40))]
+        before = ss_segments.units(_FakeSegments(sizes))
+        assert [p for u in before for p in u.positions] == list(range(len(sizes)))
+        assert all(u.articles == sum(sizes[p] for p in u.positions) for u in before)
+        after = ss_segments.units(_FakeSegments(sizes + [rng.choice([1, 200, 2500])]))
+        kept = 0
+        while kept < len(before) and kept < len(after) and before[kept] == after[kept]:
+            kept += 1
+        # the older units stay; the newest are carried, with the new segment, into one
+        assert len(after) == kept + 1
+        assert after[-1].positions == tuple(p for u in before[kept:] for p in u.positions) + \
+            (len(sizes),)
+    # segments of one size: at most FANOUT - 1 units per level
+    for count in range(1, 200):
+        found = ss_segments.units(_FakeSegments([2500] * count))
+        levels = Counter(u.level for u in found)
+        assert max(levels.values()) < ss_segments.FANOUT, (count, levels)
+
+
+def test_small_segments_share_lists_and_an_edit_inside_a_unit_shows_its_newer_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seven commits of 20 articles (the third edits an article of the first, the sixth one
+    of the fifth), with levels scaled down to this size: the first four segments are cut as
+    one unit, the last three alone, so a first query fetches four shards, not seven. Inside
+    a unit only an article's newest copy is listed (the unit lists no deletion for it); across
+    units the old copy is skipped by its unit's deletion list. The reference answers as the
+    CLI does, and a bundle brought up to date after every commit is the fresh build."""
+    monkeypatch.setattr(ss_segments, "LEVEL_BASE", 10)   # levels: < 40, < 160, ...
+    base = [a if a.date else replace(a, date=datetime(2016, 6, 1), date_source="explicit")
+            for a in _articles()]
+    folder, site = tmp_path / "index", tmp_path / "site"
+    ix = store.create_index(folder)
+    edits = {2: replace(base[3], body=base[3].body + ". zeppelin"),
+             5: replace(base[90], title="Blimp " + base[90].title, body="airship")}
+    for commit in range(7):
+        writer = store.open_writer(ix, folder)
+        store.add_articles(writer, base[commit * 20:(commit + 1) * 20])
+        if commit in edits:
+            writer.update_document(**store.to_document(edits[commit]))
+        writer.commit(merge=False)
+        with Archive(folder) as archive:
+            out = OutputFolder(site)
+            ss.build_bundle(archive, out, shard_bytes=512, head_size=4, procs=1)
+    ix.close()
+    with Archive(folder) as archive:
+        leaves = [leaf for leaf, _ in archive.searcher.reader().leaf_readers()]
+        units = ss_segments.units(archive)
+        assert len(leaves) == 7
+        assert [u.positions for u in units] == [(0, 1, 2, 3), (4,), (5,), (6,)]
+        reader = _reader(site)
+        assert [row[0] for row in reader.meta["segs"]] == [u.uid for u in units]
+        assert set(reader.meta["x"]) == {units[1].uid}   # base[90]'s old copy, not base[3]'s
+        for q in FIXTURE_QUERIES + ["zeppelin", "oil zeppelin", "airship", "blimp"]:
+            total, ids = _cli_ids(archive, q)
+            answer = ref.search(reader, q, facets=False)
+            assert answer.total == total, q
+            if ids:
+                assert ref.overlap_at(10, ids, [h["id"] for h in answer.hits]) >= 0.9, q
+        for q, edited in (("zeppelin", base[3]), ("airship", base[90])):
+            assert [h["id"] for h in ref.search(reader, q, facets=False).hits] == [edited.id]
+        fresh = tmp_path / "fresh"
+        ss.build_bundle(archive, OutputFolder(fresh), shard_bytes=512, head_size=4, procs=1)
+    # (files of the units merged since are what the site builder then removes)
+    assert {p: b for p, b in _tree(site).items() if p in out.produced} == \
+        {p: b for p, b in _tree(fresh).items() if not p.startswith(".archive-")}
 
 
 def test_a_kept_segment_whose_file_changed_is_built_again(fixture_site, tmp_path: Path) -> None:

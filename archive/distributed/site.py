@@ -82,14 +82,13 @@ class DistributedBundle:
         self.started = time.perf_counter()
         count = len(self.numbering)
         self.check_workers()
-        # the largest segments first: they take longest
-        sizes = [leaf.doc_count_all() for leaf, _ in self.archive.searcher.reader().leaf_readers()
-                 if leaf.segment() is not None]
+        # the largest units of segments first: they take longest
+        sizes = [unit.articles for unit in segments.units(self.archive)]
         for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
             self._segments.append(self._submit(
                 sitetasks.segment_lists, self.at, i, self.prefix, self.shard_bytes,
                 self.head_size, name=f"segment-{i}", priority=1,
-                what=f"term and pair lists of segment {i}"))
+                what=f"term and pair lists of segment unit {i}"))
         self._articles = [self._submit(sitetasks.article_range, self.at, first, end, self.prefix,
                                        name=f"articles-{first}", priority=2,
                                        what=f"articles numbered {first} to {end - 1}")

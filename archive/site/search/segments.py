@@ -1,4 +1,5 @@
-"""The term and pair lists of one Whoosh segment: the part of the bundle that updates in place.
+"""The term and pair lists of a few Whoosh segments: the part of the bundle that updates in place.
+One idea: lists that depend on their own segments only.
 
 Why per segment: a Whoosh segment never changes once written (a day's ``archive index`` adds a
 small one, deletions are kept beside it, merges replace a few small ones by one), so lists cut
@@ -10,6 +11,14 @@ the archive's BM25F (``archive.ranking``) from them, summing each word's frequen
 live segments as Whoosh does. Lists are cut by a segment-local order (the same formula with
 the segment's own averages and no idf), and each tail tier carries per field its highest
 weights and shortest length, so the browser bounds what it has not fetched yet.
+
+Why units: a word's first query fetches one shard per list set, and Whoosh lets a few dozen
+small segments pile up before it merges them. So the lists are cut per *unit*: a run of
+consecutive segments grouped the way a binary counter carries (``units``), at most a few per
+size level, so their number grows with the logarithm of the collection. The grouping is a
+function of the index's segment list alone (a fresh build groups as an update does), and a
+new segment joins the end of the list, so a day's update rewrites the lists of the newest
+units only; now and then a carry rewrites a few small units as one.
 """
 
 from __future__ import annotations
@@ -46,9 +55,78 @@ PAIR_RECORD = struct.Struct("<HI" + "III" * len(FIELDS))
 SEGMENT_CACHE = ".archive-segments.json"
 
 
+#: a unit level holds up to this many times the articles of the level below; this many
+#: consecutive units of one level are cut as one
+FANOUT = 4
+#: the articles (deleted copies included) below which a unit is of the lowest level
+LEVEL_BASE = 1000
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Consecutive live segments whose lists are cut together."""
+
+    positions: tuple[int, ...]   # the segments' places among the reader's leaves
+    segids: tuple[str, ...]
+    articles: int                # documents in them, deleted copies included
+
+    @property
+    def uid(self) -> str:
+        """A one-segment unit is named by its segment, a larger one by its segments."""
+        if len(self.segids) == 1:
+            return self.segids[0]
+        return "u" + hashlib.sha256(" ".join(self.segids).encode()).hexdigest()[:15]
+
+    @property
+    def level(self) -> int:
+        level, ceiling = 0, LEVEL_BASE * FANOUT
+        while self.articles >= ceiling:
+            level, ceiling = level + 1, ceiling * FANOUT
+        return level
+
+
+def units(source: Any) -> list[Unit]:
+    """The live segments in index order, grouped: each segment is pushed as a unit, and
+    while the last ``FANOUT`` units are of one level they become one unit. A new segment
+    comes last in the index's list, so it changes the newest units only."""
+    stack: list[Unit] = []
+    for position, (leaf, _) in enumerate(source.searcher.reader().leaf_readers()):
+        if leaf.segment() is None:
+            continue
+        stack.append(Unit((position,), (leaf.segment().segid,), leaf.doc_count_all()))
+        while len(stack) >= FANOUT and len({u.level for u in stack[-FANOUT:]}) == 1:
+            run = stack[-FANOUT:]
+            del stack[-FANOUT:]
+            stack.append(Unit(tuple(p for u in run for p in u.positions),
+                              tuple(s for u in run for s in u.segids),
+                              sum(u.articles for u in run)))
+    return stack
+
+
+def _members(source: Any, unit: Unit) -> list[tuple[Any, int]]:
+    leaves = list(source.searcher.reader().leaf_readers())
+    return [leaves[p] for p in unit.positions]
+
+
+def _superseded(members: list[tuple[Any, int]], numbering: Numbering) -> list[np.ndarray]:
+    """Per member segment, which of its documents hold a number a later member also holds:
+    older copies of an article edited since, left out of the unit's lists (its newest copy
+    is the one they hold, deleted or not)."""
+    number_of = np.frombuffer(numbering.number_of, dtype=np.int32)
+    later = np.zeros(0, dtype=np.int32)
+    masks: list[np.ndarray] = [np.zeros(0, dtype=bool)] * len(members)
+    for i in reversed(range(len(members))):
+        leaf, offset = members[i]
+        numbers = number_of[offset:offset + leaf.doc_count_all()]
+        masks[i] = (numbers >= 0) & np.isin(numbers, later)
+        later = np.union1d(later, numbers[numbers >= 0])
+    return masks
+
+
 @dataclass
 class SegmentLists:
-    """What one segment's lists came to (``meta`` lists each live segment with its counts)."""
+    """What one unit's lists came to (``meta`` lists each unit, as ``segs``, with its
+    counts; ``segid`` is the unit's id)."""
 
     segid: str
     terms: int
@@ -63,20 +141,19 @@ class SegmentLists:
 
 def fingerprints(source: Any, numbering: Numbering, prefix: str, shard_bytes: int,
                  head_size: int) -> list[tuple[str, str]]:
-    """(segment id, fingerprint) per live segment: everything its files depend on (the
-    segment is immutable; the numbers its articles have; the build's parameters)."""
+    """(unit id, fingerprint) per unit: everything its files depend on (its segments, which
+    are immutable; the numbers their articles have; the build's parameters)."""
     weighting = source.searcher.weighting
     params = json.dumps([__version__, FORMAT_VERSION, prefix, shard_bytes, head_size,
                          weighting.K1, [weighting.field_B(f) for f in FIELDS],
-                         [weighting.field_weight(f) for f in FIELDS]])
+                         [weighting.field_weight(f) for f in FIELDS], FANOUT, LEVEL_BASE])
     out = []
-    for leaf, offset in source.searcher.reader().leaf_readers():
-        if leaf.segment() is None:
-            continue
+    for unit in units(source):
         digest = hashlib.sha256(params.encode())
-        digest.update(leaf.segment().segid.encode())
-        digest.update(numbering.number_of[offset:offset + leaf.doc_count_all()].tobytes())
-        out.append((leaf.segment().segid, digest.hexdigest()))
+        for leaf, offset in _members(source, unit):
+            digest.update(leaf.segment().segid.encode())
+            digest.update(numbering.number_of[offset:offset + leaf.doc_count_all()].tobytes())
+        out.append((unit.uid, digest.hexdigest()))
     return out
 
 
@@ -125,22 +202,22 @@ def _size(path: Path) -> int:
 
 
 def segment_ids(source: Any) -> list[str]:
-    """The live segments' ids in index order (an empty index has none)."""
-    return [leaf.segment().segid for leaf, _ in source.searcher.reader().leaf_readers()
-            if leaf.segment() is not None]
+    """The units' ids in index order (an empty index has none)."""
+    return [unit.uid for unit in units(source)]
 
 
 class _Order:
-    """The segment-local ranking a list is cut by: the archive's BM25F with the segment's
-    own article count, frequencies and averages, so it never depends on other segments and
-    stays close to the collection's."""
+    """The unit-local ranking a list is cut by: the archive's BM25F with the unit's own
+    article count, frequencies and averages, so it never depends on other units and stays
+    close to the collection's."""
 
-    def __init__(self, weighting: Any, leaf: Any):
-        count = leaf.doc_count_all() or 1
+    def __init__(self, weighting: Any, members: list[tuple[Any, int]]):
+        count = sum(leaf.doc_count_all() for leaf, _ in members) or 1
         self.count = count
         self.idf_of = weighting.idf_of
         self.params = [(weighting.field_weight(f), weighting.field_B(f), weighting.K1,
-                        (leaf.field_length(f) / count) or 1) for f in FIELDS]
+                        (sum(leaf.field_length(f) for leaf, _ in members) / count) or 1)
+                       for f in FIELDS]
 
     def __call__(self, fields: tuple[tuple[int, ...], ...], dfs: list[int]) -> float:
         total = 0.0
@@ -163,30 +240,36 @@ def _whole(value: float) -> int:
     return int(value)
 
 
-def term_lists(leaf: Any, offset: int, numbering: Numbering, order: _Order,
+def term_lists(members: list[tuple[Any, int]], numbering: Numbering, order: _Order,
                head_size: int) -> tuple[list[FieldedEntry], dict[str, list[int]]]:
-    """The segment's term lists, and each term's per-field document frequency (pairs need
-    them). Deleted articles whose number lives on (an edited article) stay in; the browser
-    drops them by the segment's deletion list."""
+    """The unit's term lists, and each term's per-field document frequency (pairs need
+    them), summed over its segments as Whoosh sums them. Deleted articles whose number lives
+    on (an edited article) stay in; the browser drops them by the unit's deletion list. Of
+    an article with copies in two of the unit's segments the newer copy is listed."""
     number_of = np.frombuffer(numbering.number_of, dtype=np.int32)
-    lengths = _lengths(leaf)
-    def stream(fi: int) -> Iterator[tuple[str, int, Any, Any, Any]]:
-        for word, info, ids, weights in store.field_postings(leaf, FIELDS[fi]):
-            yield word.decode("utf-8"), fi, info, ids, weights
+    superseded = _superseded(members, numbering)
 
-    streams = [stream(fi) for fi, name in enumerate(FIELDS) if name in leaf.schema]
+    def stream(m: int, fi: int) -> Iterator[tuple[str, int, int, Any, Any, Any]]:
+        leaf, _ = members[m]
+        for word, info, ids, weights in store.field_postings(leaf, FIELDS[fi]):
+            yield word.decode("utf-8"), fi, m, info, ids, weights
+
+    lengths = [_lengths(leaf) for leaf, _ in members]
+    # ordered by term, field, then segment: a newer segment's posting comes last
+    streams = [stream(m, fi) for m, (leaf, _) in enumerate(members)
+               for fi, name in enumerate(FIELDS) if name in leaf.schema]
     entries: list[FieldedEntry] = []
     dfs_of: dict[str, list[int]] = {}
-    merged = heapq.merge(*streams, key=lambda part: part[:2])
+    merged = heapq.merge(*streams, key=lambda part: part[:3])
     for term, parts in itertools.groupby(merged, key=lambda part: part[0]):
         dfs = [0] * len(FIELDS)
         postings: dict[int, list[tuple[int, ...]]] = {}
-        for _, fi, info, ids, weights in parts:
-            dfs[fi] = info.doc_frequency()
-            numbers = number_of[offset + ids]
-            kept = numbers >= 0
+        for _, fi, m, info, ids, weights in parts:
+            dfs[fi] += info.doc_frequency()
+            numbers = number_of[members[m][1] + ids]
+            kept = (numbers >= 0) & ~superseded[m][ids]
             for n, w, length in zip(numbers[kept].tolist(), weights[kept].tolist(),
-                                    lengths[FIELDS[fi]][ids[kept]].tolist()):
+                                    lengths[m][FIELDS[fi]][ids[kept]].tolist()):
                 postings.setdefault(n, [()] * len(FIELDS))[fi] = (_whole(w), int(length))
         dfs_of[term] = dfs
         if postings:
@@ -195,43 +278,54 @@ def term_lists(leaf: Any, offset: int, numbering: Numbering, order: _Order,
     return entries, dfs_of
 
 
-def pair_spool(source: Any, leaf: Any, offset: int, numbering: Numbering, folder: Path,
-               partitions: int) -> int:
+def pair_spool(source: Any, members: list[tuple[Any, int]], numbering: Numbering,
+               folder: Path, partitions: int) -> int:
     """Each article's adjacent-word pairs (with both words' weights and the field's length
     per field) spooled to ``partitions`` files: the pair vocabulary never sits in RAM."""
     schema = source.index.schema
     tokenize = {name: Tokens(schema[name].analyzer) for name in FIELDS}
     boost = {name: schema[name].format.field_boost for name in FIELDS}
     files = [open(folder / f"pairs-{p}.bin", "wb") for p in range(partitions)]
+    superseded = _superseded(members, numbering)
     records = 0
     try:
-        for d in range(leaf.doc_count_all()):
-            number = numbering.number_of[offset + d]
-            if number < 0:
-                continue
-            stored = leaf.stored_fields(d)
-            found: dict[str, list[int]] = {}
-            for fi, name in enumerate(FIELDS):
-                tokens = tokenize[name](stored.get(name, ""))
-                if len(tokens) < 2:
-                    continue
-                counts = Counter(tokens)
-                length = int(leaf.doc_field_length(d, name, 1) or 0)
-                for a, b in set(zip(tokens, tokens[1:])):
-                    row = found.setdefault(f"{a} {b}", [0] * (3 * len(FIELDS)))
-                    row[3 * fi:3 * fi + 3] = [_whole(counts[a] * boost[name]),
-                                              _whole(counts[b] * boost[name]), length]
-            chunks: dict[int, list[bytes]] = defaultdict(list)
-            for key, row in found.items():
-                data = key.encode("utf-8")
-                chunks[zlib.crc32(data) % partitions].append(
-                    PAIR_RECORD.pack(len(data), number, *row) + data)
-            for p, chunk in chunks.items():
-                files[p].write(b"".join(chunk))
-            records += len(found)
+        for (leaf, offset), older in zip(members, superseded):
+            records += _spool_segment(leaf, offset, older, numbering, tokenize, boost, files,
+                                      partitions)
     finally:
         for f in files:
             f.close()
+    return records
+
+
+def _spool_segment(leaf: Any, offset: int, superseded: np.ndarray, numbering: Numbering,
+                   tokenize: dict[str, Tokens], boost: dict[str, float], files: list[Any],
+                   partitions: int) -> int:
+    records = 0
+    for d in range(leaf.doc_count_all()):
+        number = numbering.number_of[offset + d]
+        if number < 0 or superseded[d]:
+            continue
+        stored = leaf.stored_fields(d)
+        found: dict[str, list[int]] = {}
+        for fi, name in enumerate(FIELDS):
+            tokens = tokenize[name](stored.get(name, ""))
+            if len(tokens) < 2:
+                continue
+            counts = Counter(tokens)
+            length = int(leaf.doc_field_length(d, name, 1) or 0)
+            for a, b in set(zip(tokens, tokens[1:])):
+                row = found.setdefault(f"{a} {b}", [0] * (3 * len(FIELDS)))
+                row[3 * fi:3 * fi + 3] = [_whole(counts[a] * boost[name]),
+                                          _whole(counts[b] * boost[name]), length]
+        chunks: dict[int, list[bytes]] = defaultdict(list)
+        for key, row in found.items():
+            data = key.encode("utf-8")
+            chunks[zlib.crc32(data) % partitions].append(
+                PAIR_RECORD.pack(len(data), number, *row) + data)
+        for p, chunk in chunks.items():
+            files[p].write(b"".join(chunk))
+        records += len(found)
     return records
 
 
@@ -266,17 +360,18 @@ def partitions_for(articles: int) -> int:
 
 def build_segment(source: Any, numbering: Numbering, index: int, out: Writes, prefix: str,
                   shard_bytes: int, head_size: int, work: Path) -> SegmentLists:
-    """Write segment ``index``'s term and pair shards under ``s/SEGID/``."""
-    leaf, offset = list(source.searcher.reader().leaf_readers())[index]
-    segid = leaf.segment().segid
-    order = _Order(source.searcher.weighting, leaf)
-    entries, dfs_of = term_lists(leaf, offset, numbering, order, head_size)
+    """Write unit ``index``'s term and pair shards under ``s/UNITID/``."""
+    unit = units(source)[index]
+    members = _members(source, unit)
+    segid = unit.uid
+    order = _Order(source.searcher.weighting, members)
+    entries, dfs_of = term_lists(members, numbering, order, head_size)
     nterm = shard_count(sum(entry_bytes(e) for e in entries), shard_bytes)
     files = _write(out, prefix, f"s/{segid}/t", entries, nterm)
     folder = work / f"seg-{segid}"
     folder.mkdir(parents=True, exist_ok=True)
-    partitions = partitions_for(leaf.doc_count_all())
-    pair_spool(source, leaf, offset, numbering, folder, partitions)
+    partitions = partitions_for(unit.articles)
+    pair_spool(source, members, numbering, folder, partitions)
     total, count = 0, 0
     for p in range(partitions):
         path = folder / f"pairs-{p}.bin"
@@ -308,14 +403,17 @@ def _write(out: Writes, prefix: str, namespace: str, entries: list[FieldedEntry]
 
 
 def deletions(source: Any, numbering: Numbering) -> dict[str, list[int]]:
-    """Per live segment, the numbers its lists hold for deleted articles (the browser skips
-    them there): an edited article's old copy keeps its number in its old segment."""
+    """Per unit, the numbers its lists hold for deleted articles (the browser skips them
+    there): an edited article's old copy keeps its number in its old unit."""
     out: dict[str, list[int]] = {}
-    for leaf, offset in source.searcher.reader().leaf_readers():
-        if leaf.segment() is None or not leaf.has_deletions():
-            continue
-        numbers = sorted(n for d in range(leaf.doc_count_all()) if leaf.is_deleted(d)
+    for unit in units(source):
+        members = _members(source, unit)
+        numbers = sorted(n for (leaf, offset), older in zip(members,
+                                                            _superseded(members, numbering))
+                         if leaf.has_deletions()
+                         for d in range(leaf.doc_count_all())
+                         if leaf.is_deleted(d) and not older[d]
                          for n in [numbering.number_of[offset + d]] if n >= 0)
         if numbers:
-            out[leaf.segment().segid] = numbers
+            out[unit.uid] = numbers
     return out
