@@ -1,4 +1,5 @@
 """Readers: one module per input format, each turning a file into Articles.
+One idea: which files hold articles, and which reader reads each.
 
 ``discover`` walks the paths a user names and yields ``SourceFile``s; ``reader_for`` picks the
 reader by extension, then by sniffing the first bytes; ``.gz`` files are read transparently.
@@ -234,6 +235,8 @@ def sniff(head: bytes) -> str | None:
         return None
     if text.startswith(b"WARC/"):
         return "warc"
+    if re.match(rb"\.I[ \t]+\S+[ \t]*\r?\n\.[A-Z][ \t]*\r?\n", text):
+        return "smart"
     if lower.startswith(b"<!doctype lewis") or lower.startswith(b"<reuters"):
         return "reuters"
     if re.match(rb"<doc[\s>]", lower):
@@ -261,6 +264,19 @@ def is_checksum_list(head: bytes) -> bool:
     return bool(lines) and all(_CHECKSUM_LINE.match(line) for line in lines)
 
 
+_NUMBER_LINE = re.compile(rb"^[ \t]*[-+]?\d+(?:\.\d+)?(?:[ \t]+[-+]?\d+(?:\.\d+)?)*[ \t]*$")
+
+
+def is_number_table(head: bytes) -> bool:
+    """True when ``head`` (a file's start) is lines of numbers only: a data table (a test
+    collection's relevance judgments, a list of counts), never an article."""
+    lines = [line.strip() for line in head.splitlines()]
+    if len(head) == 4096 and lines:  # the last line may be cut short
+        lines.pop()
+    lines = [line for line in lines if line]
+    return len(lines) >= 2 and all(_NUMBER_LINE.match(line) for line in lines)
+
+
 def format_of(source: SourceFile) -> str | None:
     """The reader module name for a file, or None when it is not an article file."""
     return classify(source)[0]
@@ -282,6 +298,8 @@ def classify(source: SourceFile) -> tuple[str | None, str]:
         return None, CHECKSUMS
     if is_licence_text(head):
         return None, DOCUMENTATION
+    if is_number_table(head):
+        return None, MANIFEST
     name = _format_from(suffix, head)
     return name, "" if name else NOT_ARTICLE_FORMAT
 
@@ -290,7 +308,7 @@ def _format_from(suffix: str, head: bytes) -> str | None:
     if suffix in _BY_EXTENSION:
         chosen = _BY_EXTENSION[suffix]
         sniffed = sniff(head)
-        if chosen == "text" and sniffed in ("markdown", "trec") \
+        if chosen == "text" and sniffed in ("markdown", "trec", "smart") \
                 or chosen == "reuters" and sniffed == "trec":
             return sniffed
         if suffix == ".xml" or chosen == "feeds":
