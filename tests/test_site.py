@@ -385,6 +385,48 @@ def test_an_updated_site_is_a_fresh_build_of_the_same_index(tmp_path: Path) -> N
     assert [p for p in updated if updated[p] != fresh[p]] == []
 
 
+def test_an_article_page_is_rendered_again_only_when_what_it_shows_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build remembers what each article page was rendered from (the article, its related
+    articles and copies, the theme); a later build renders only pages whose inputs changed,
+    and the site is still byte for byte a fresh build's."""
+    from archive.site import builder
+    rendered: list[str] = []
+    page = builder._Site.page
+
+    def counted(self, path: str, template: str, *args, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+        if template == "article.html":
+            rendered.append(path)
+        page(self, path, template, *args, **kwargs)
+    monkeypatch.setattr(builder._Site, "page", counted)
+    articles = {**ARTICLES, "cocoa2.txt": "Cocoa prices fall\n\nCocoa prices fell on June 9, "
+                "2015 as rains came to the Ivory Coast.\n\nReuters"}
+    index = index_folder(tmp_path, articles)
+    config = SiteConfig(page_size=2, base_url="https://news.example/")
+    out = tmp_path / "site"
+    build_site(index, out, config, procs=1)
+    assert len(rendered) == 5
+    rendered.clear()
+    index_folder(tmp_path, {"chess.txt": "Champion keeps chess crown\n\nThe grandmaster won "
+                                         "the final game on July 2, 2015.\n\nAP"})
+    report = build_site(index, out, config, procs=1)
+    written = {line[2:] for line in report.changes if line[0] in "AM"}
+    assert rendered and set(rendered) <= written and len(rendered) < 6
+    assert any("champion-keeps-chess-crown" in p for p in rendered)
+    rendered.clear()
+    index_folder(tmp_path, {"cocoa.txt": ARTICLES["cocoa.txt"].replace(
+        "Cocoa prices climb", "Cocoa prices soar")})
+    report = build_site(index, out, config, procs=1)
+    fall = next(p for p in rendered if "cocoa-prices-fall" in p)   # lists the edited one
+    assert "Cocoa prices soar" in (out / fall).read_text("utf-8")
+    # a page rendered again is one whose bytes changed (here: related lists re-ranked)
+    assert set(rendered) <= {line[2:] for line in report.changes if line[0] in "AM"}
+    build_site(index, tmp_path / "fresh", config, procs=1)
+    updated, fresh = site_files(out), site_files(tmp_path / "fresh")
+    assert sorted(updated) == sorted(fresh)
+    assert [p for p in updated if updated[p] != fresh[p]] == []
+
+
 def test_undated_articles_come_after_the_dated_ones_on_a_list_page(
         built: tuple[Path, Path]) -> None:
     _, out = built

@@ -30,6 +30,7 @@ from archive.site import search as site_search
 from archive.site.files import OutputFolder, Record
 
 RELATED_CACHE = ".archive-related.json"
+PAGES_CACHE = ".archive-pages.json"
 FACETS = ("source", "place", "topic")
 FACET_TITLES = {"source": "Sources", "place": "Places", "topic": "Topics"}
 
@@ -100,7 +101,8 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     env = render.environment("site", templates, html=True)
-    fingerprint = state.fingerprint(index_dir, env, config)
+    theme = state.theme_fingerprint(env, config)
+    fingerprint = state.fingerprint(index_dir, theme)
     previous = state.read_state(out)
     if not force and previous.get("fingerprint") == fingerprint and \
             all((out / p).is_file() for p in previous.get("files", [])):
@@ -109,7 +111,7 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
                            seconds=time.perf_counter() - started)
     folder = OutputFolder(out)
     with Archive(index_dir) as archive:
-        site = _Site(archive, env, folder, config, progress)
+        site = _Site(archive, env, folder, config, progress, theme=theme, force=force)
         bundle = None
         if cluster is not None:
             from archive.distributed.site import DistributedBundle  # only a Dask build needs it
@@ -128,13 +130,30 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
 
 # --- the pages ------------------------------------------------------------------------------
 
+def _content_key(theme: str, path: str, article: Article, related: list[Article],
+                 copies: list[Any]) -> str:
+    """Everything an article page is rendered from: the theme, its address, the article,
+    and every field of the related articles and copies it lists (records whose ``repr``
+    names every field, as a dataclass's does: cheaper than copying them into dicts)."""
+    data = "\x00".join([theme, path, repr(article), repr(related), repr(copies)])
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+
 class _Site:
     """One build: renders every page into the output folder."""
 
     def __init__(self, archive: Archive, env: jinja2.Environment, folder: OutputFolder,
-                 config: SiteConfig, progress: Progress | None):
+                 config: SiteConfig, progress: Progress | None, *, theme: str = "",
+                 force: bool = False):
         self.archive, self.env, self.folder = archive, env, folder
         self.config, self.progress = config, progress
+        self.theme = theme
+        # article pages by path -> [what they were rendered from, their size]; not kept
+        # (nothing rendered is skipped) when forced or when the theme is unknown
+        self.page_cache: dict[str, Any] = {} if force or not theme else \
+            state.read_json(folder.root / PAGES_CACHE)
+        self.next_pages: dict[str, Any] = {}
         self.articles = 0
         self.search_report: dict[str, Any] = {}
         self.sitemap: list[str] = []
@@ -179,6 +198,7 @@ class _Site:
         self.write_feed("feed.xml", self.config.title, Filters())
         self.write_static()
         state.write_json(self.folder.root / RELATED_CACHE, self.next_related)
+        state.write_json(self.folder.root / PAGES_CACHE, self.next_pages)
         return self.folder.record()
 
     # -- rendering helpers --
@@ -217,8 +237,27 @@ class _Site:
             return
         related = self.related_articles(article)
         copies = self.archive.copies(article)
-        self.page(self.url_of(hit), "article.html", article.title, article=article,
+        path = self.url_of(hit)
+        if self.theme:
+            key = _content_key(self.theme, path, article, related, copies)
+            if self._kept(path, key):
+                return
+        self.page(path, "article.html", article.title, article=article,
                   related=related, copies=copies, facet_url=urls.facet_path)
+        if self.theme:
+            self.next_pages[path] = [key, self.folder.size_of(path)]
+
+    def _kept(self, path: str, key: str) -> bool:
+        """An article page rendered by the last build from the same content and theme, its
+        file still as that build left it: counted as produced, not rendered again."""
+        cached = self.page_cache.get(path)
+        if not isinstance(cached, list) or len(cached) != 2 or cached[0] != key \
+                or self.folder.size_of(path) != cached[1] or not self.folder.keep(path):
+            return False
+        self.next_pages[path] = cached
+        if self.config.base_url:
+            self.sitemap.append(urls.canonical(self.config.base_url, path))
+        return True
 
     def related_articles(self, article: Article) -> list[Article]:
         """Related articles, remembered between builds for the same collection.

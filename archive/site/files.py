@@ -98,6 +98,13 @@ class OutputFolder:
             self.changes[relative] = CHANGED if existed else ADDED
         return True
 
+    def size_of(self, relative: str) -> int:
+        """The size of a file in the folder, -1 when it is not there."""
+        try:
+            return os.stat(os.path.join(self.root, relative)).st_size
+        except FileNotFoundError:
+            return -1
+
     def keep(self, relative: str) -> bool:
         """Count a file an earlier build wrote as produced again, unread and unwritten (the
         caller knows its bytes are what this build would write); False when it is gone."""

@@ -22,15 +22,22 @@ if TYPE_CHECKING:
 STATE_FILE = ".archive-site.json"
 
 
-def fingerprint(index_dir: Path, env: jinja2.Environment, config: SiteConfig) -> str:
-    """Everything a build depends on: index generation, templates and assets, config."""
-    digest = hashlib.sha256()
-    digest.update(__version__.encode())
-    digest.update(json.dumps(asdict(config), sort_keys=True).encode())
+def fingerprint(index_dir: Path, theme: str) -> str:
+    """Everything a build depends on: index generation, and the ``theme_fingerprint``."""
+    digest = hashlib.sha256(theme.encode())
     ix = store.open_index(index_dir)
     digest.update(f"{ix.latest_generation()}".encode())
     for toc in sorted(index_dir.glob("_*.toc")):
         digest.update(toc.read_bytes())
+    return digest.hexdigest()
+
+
+def theme_fingerprint(env: jinja2.Environment, config: SiteConfig) -> str:
+    """Everything a page depends on besides its own content: the package version, the
+    config, the templates and assets."""
+    digest = hashlib.sha256()
+    digest.update(__version__.encode())
+    digest.update(json.dumps(asdict(config), sort_keys=True).encode())
     loader = env.loader
     assert isinstance(loader, jinja2.FileSystemLoader)
     for folder in loader.searchpath:
