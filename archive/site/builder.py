@@ -1,8 +1,10 @@
 """The static-site builder: a pure function of (index, templates, config) -> a folder of files.
+One idea: the site's pages, each rendered and written only when its inputs changed.
 
 Every page is rendered from a search-layer query through Jinja2 (autoescaped), written only
 when its bytes changed, and recorded in ``.archive-site.json``; a build whose inputs (index
-generation, templates, config) are unchanged is skipped outright.
+generation, templates, config) are unchanged is skipped outright, and an article page whose
+own inputs are unchanged is not rendered again.
 """
 
 from __future__ import annotations
