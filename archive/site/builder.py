@@ -141,19 +141,17 @@ def _content_key(theme: str, path: str, article: Article, related: list[Article]
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-
 class _Site:
     """One build: renders every page into the output folder."""
 
     def __init__(self, archive: Archive, env: jinja2.Environment, folder: OutputFolder,
-                 config: SiteConfig, progress: Progress | None, *, theme: str = "",
-                 force: bool = False):
+                 config: SiteConfig, progress: Progress | None, *, theme: str, force: bool):
         self.archive, self.env, self.folder = archive, env, folder
         self.config, self.progress = config, progress
-        self.theme = theme
-        # article pages by path -> [what they were rendered from, their size]; not kept
-        # (nothing rendered is skipped) when forced or when the theme is unknown
-        self.page_cache: dict[str, Any] = {} if force or not theme else \
+        self.theme = theme   # state.theme_fingerprint: what every page depends on
+        # article pages by path -> [what they were rendered from, their size]; not read
+        # (nothing rendered is skipped) when forced
+        self.page_cache: dict[str, Any] = {} if force else \
             state.read_json(folder.root / PAGES_CACHE)
         self.next_pages: dict[str, Any] = {}
         self.articles = 0
@@ -240,21 +238,19 @@ class _Site:
         related = self.related_articles(article)
         copies = self.archive.copies(article)
         path = self.url_of(hit)
-        if self.theme:
-            key = _content_key(self.theme, path, article, related, copies)
-            if self._kept(path, key):
-                return
+        key = _content_key(self.theme, path, article, related, copies)
+        if self._kept(path, key):
+            return
         self.page(path, "article.html", article.title, article=article,
                   related=related, copies=copies, facet_url=urls.facet_path)
-        if self.theme:
-            self.next_pages[path] = [key, self.folder.size_of(path)]
+        self.next_pages[path] = [key, self.folder.size_of(path)]
 
     def _kept(self, path: str, key: str) -> bool:
         """An article page rendered by the last build from the same content and theme, its
         file still as that build left it: counted as produced, not rendered again."""
         cached = self.page_cache.get(path)
         if not isinstance(cached, list) or len(cached) != 2 or cached[0] != key \
-                or self.folder.size_of(path) != cached[1] or not self.folder.keep(path):
+                or not self.folder.keep(path, cached[1]):
             return False
         self.next_pages[path] = cached
         if self.config.base_url:

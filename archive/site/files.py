@@ -105,12 +105,12 @@ class OutputFolder:
         except FileNotFoundError:
             return -1
 
-    def keep(self, relative: str) -> bool:
+    def keep(self, relative: str, expected_size: int | None = None) -> bool:
         """Count a file an earlier build wrote as produced again, unread and unwritten (the
-        caller knows its bytes are what this build would write); False when it is gone."""
-        try:
-            size = os.stat(os.path.join(self.root, relative)).st_size
-        except FileNotFoundError:
+        caller knows its bytes are what this build would write); False when it is gone, or
+        has another size than ``expected_size`` (what the earlier build wrote)."""
+        size = self.size_of(relative)
+        if size < 0 or expected_size is not None and size != expected_size:
             return False
         if relative not in self.produced:
             self.produced.add(relative)

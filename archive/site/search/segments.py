@@ -27,7 +27,6 @@ import hashlib
 import heapq
 import itertools
 import json
-import os
 import pickle
 import struct
 import zlib
@@ -170,7 +169,7 @@ def kept(out: OutputFolder, prefix: str, prints: list[tuple[str, str]]) -> list[
         if not isinstance(entry, dict) or entry.get("fp") != fingerprint:
             continue
         files = entry.get("files", {})
-        if all(_size(out.root / relative) == size for relative, size in files.items()):
+        if all(out.size_of(relative) == size for relative, size in files.items()):
             for relative in files:
                 out.keep(relative)
             found.append(SegmentLists(segid, *entry["lists"], files=0))
@@ -187,18 +186,11 @@ def remember(out: OutputFolder, prefix: str, prints: list[tuple[str, str]],
         found = by_segid[segid]
         cache[segid] = {"fp": fingerprint,
                         "lists": [found.terms, found.term_shards, found.pairs, found.pair_shards],
-                        "files": {p: _size(out.root / p) for p in sorted(out.produced)
+                        "files": {p: out.size_of(p) for p in sorted(out.produced)
                                   if p.startswith(lead)}}
     tmp = out.root / (SEGMENT_CACHE + ".tmp")
     tmp.write_text(json.dumps(cache), "utf-8")
     tmp.replace(out.root / SEGMENT_CACHE)
-
-
-def _size(path: Path) -> int:
-    try:
-        return os.stat(path).st_size
-    except FileNotFoundError:
-        return -1
 
 
 def segment_ids(source: Any) -> list[str]:
