@@ -232,14 +232,14 @@ def _whole(value: float) -> int:
     return int(value)
 
 
-def term_lists(members: list[tuple[Any, int]], numbering: Numbering, order: _Order,
+def term_lists(members: list[tuple[Any, int]], superseded: list[np.ndarray],
+               numbering: Numbering, order: _Order,
                head_size: int) -> tuple[list[FieldedEntry], dict[str, list[int]]]:
     """The unit's term lists, and each term's per-field document frequency (pairs need
     them), summed over its segments as Whoosh sums them. Deleted articles whose number lives
     on (an edited article) stay in; the browser drops them by the unit's deletion list. Of
     an article with copies in two of the unit's segments the newer copy is listed."""
     number_of = np.frombuffer(numbering.number_of, dtype=np.int32)
-    superseded = _superseded(members, numbering)
 
     def stream(m: int, fi: int) -> Iterator[tuple[str, int, int, Any, Any, Any]]:
         leaf, _ = members[m]
@@ -270,15 +270,14 @@ def term_lists(members: list[tuple[Any, int]], numbering: Numbering, order: _Ord
     return entries, dfs_of
 
 
-def pair_spool(source: Any, members: list[tuple[Any, int]], numbering: Numbering,
-               folder: Path, partitions: int) -> int:
+def pair_spool(source: Any, members: list[tuple[Any, int]], superseded: list[np.ndarray],
+               numbering: Numbering, folder: Path, partitions: int) -> int:
     """Each article's adjacent-word pairs (with both words' weights and the field's length
     per field) spooled to ``partitions`` files: the pair vocabulary never sits in RAM."""
     schema = source.index.schema
     tokenize = {name: Tokens(schema[name].analyzer) for name in FIELDS}
     boost = {name: schema[name].format.field_boost for name in FIELDS}
     files = [open(folder / f"pairs-{p}.bin", "wb") for p in range(partitions)]
-    superseded = _superseded(members, numbering)
     records = 0
     try:
         for (leaf, offset), older in zip(members, superseded):
@@ -357,13 +356,14 @@ def build_segment(source: Any, numbering: Numbering, index: int, out: Writes, pr
     members = _members(source, unit)
     segid = unit.uid
     order = _Order(source.searcher.weighting, members)
-    entries, dfs_of = term_lists(members, numbering, order, head_size)
+    superseded = _superseded(members, numbering)
+    entries, dfs_of = term_lists(members, superseded, numbering, order, head_size)
     nterm = shard_count(sum(entry_bytes(e) for e in entries), shard_bytes)
     files = _write(out, prefix, f"s/{segid}/t", entries, nterm)
     folder = work / f"seg-{segid}"
     folder.mkdir(parents=True, exist_ok=True)
     partitions = partitions_for(unit.articles)
-    pair_spool(source, members, numbering, folder, partitions)
+    pair_spool(source, members, superseded, numbering, folder, partitions)
     total, count = 0, 0
     for p in range(partitions):
         path = folder / f"pairs-{p}.bin"
@@ -400,6 +400,8 @@ def deletions(source: Any, numbering: Numbering) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for unit in units(source):
         members = _members(source, unit)
+        if not any(leaf.has_deletions() for leaf, _ in members):
+            continue
         numbers = sorted(n for (leaf, offset), older in zip(members,
                                                             _superseded(members, numbering))
                          if leaf.has_deletions()
