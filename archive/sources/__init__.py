@@ -255,12 +255,22 @@ def sniff(head: bytes) -> str | None:
     return None
 
 
+#: how much of a file's start ``classify`` reads to decide what it is
+HEAD_BYTES = 4096
+
+
+def _whole_lines(head: bytes) -> list[bytes]:
+    """The non-blank lines of a file's start, stripped; a last line the read may have cut
+    short is left out."""
+    lines = [line.strip() for line in head.splitlines()]
+    if len(head) == HEAD_BYTES and lines:
+        lines.pop()
+    return [line for line in lines if line]
+
+
 def is_checksum_list(head: bytes) -> bool:
     """True when every line of ``head`` (a file's start) is a checksum line."""
-    lines = [line.strip() for line in head.splitlines()]
-    if len(head) == 4096 and lines:  # the last line may be cut short
-        lines.pop()
-    lines = [line for line in lines if line]
+    lines = _whole_lines(head)
     return bool(lines) and all(_CHECKSUM_LINE.match(line) for line in lines)
 
 
@@ -270,10 +280,7 @@ _NUMBER_LINE = re.compile(rb"^[ \t]*[-+]?\d+(?:\.\d+)?(?:[ \t]+[-+]?\d+(?:\.\d+)
 def is_number_table(head: bytes) -> bool:
     """True when ``head`` (a file's start) is lines of numbers only: a data table (a test
     collection's relevance judgments, a list of counts), never an article."""
-    lines = [line.strip() for line in head.splitlines()]
-    if len(head) == 4096 and lines:  # the last line may be cut short
-        lines.pop()
-    lines = [line for line in lines if line]
+    lines = _whole_lines(head)
     return len(lines) >= 2 and all(_NUMBER_LINE.match(line) for line in lines)
 
 
@@ -291,7 +298,7 @@ def classify(source: SourceFile) -> tuple[str | None, str]:
         return None, CHECKSUMS
     try:
         with source.open_binary() as stream:
-            head = stream.read(4096)
+            head = stream.read(HEAD_BYTES)
     except (OSError, EOFError):
         head = b""
     if is_checksum_list(head):
