@@ -75,6 +75,15 @@ def _read_postings(reader: Any) -> _Postings:
                      doc_frequency, frequency, words)
 
 
+def _postings_from_columns(columns: Any) -> _Postings:
+    """``_read_postings`` from the columnar sidecars (``archive.columns``): the same postings
+    and statistics, read from mapped arrays instead of walking Whoosh's posting blocks."""
+    words, docs, terms, counts = columns.every_posting(FIELD)
+    doc_frequency = np.bincount(terms, minlength=len(words)).astype(np.int64)
+    frequency = np.bincount(terms, weights=counts, minlength=len(words)).astype(np.float64)
+    return _Postings(docs, terms, counts, doc_frequency, frequency, words)
+
+
 def _key_terms(postings: _Postings, doc_count: int, rows: np.ndarray) -> sparse.csr_matrix:
     """Each article's key terms and their weights, as Whoosh's ``Expander`` picks them."""
     keep = np.isin(postings.docs, rows)
@@ -99,11 +108,8 @@ def _key_terms(postings: _Postings, doc_count: int, rows: np.ndarray) -> sparse.
 
 
 def _term_scores(postings: _Postings, searcher: Any, needed: np.ndarray,
-                 doc_count: int) -> sparse.csr_matrix:
+                 doc_count: int, lengths: np.ndarray) -> sparse.csr_matrix:
     """The weighting's score of every posting of the ``needed`` terms, terms by articles."""
-    reader = searcher.reader()
-    lengths = np.array([reader.doc_field_length(d, FIELD, 1) for d in range(doc_count)],
-                       dtype=np.float64)
     weighting = searcher.weighting
     keep = np.isin(postings.terms, needed)
     docs, terms = postings.docs[keep], postings.terms[keep]
@@ -118,23 +124,31 @@ def _term_scores(postings: _Postings, searcher: Any, needed: np.ndarray,
 
 
 def related_table(searcher: Any, articles: Iterable[int], limit: int,
-                  clusters: list[str]) -> dict[int, list[int]]:
+                  clusters: list[str], columns: Any = None) -> dict[int, list[int]]:
     """For each article (document number) in ``articles``, the numbers of up to ``limit``
-    articles most like it, other copies of its own wire story left out."""
+    articles most like it, other copies of its own wire story left out. With ``columns``
+    (the index's ``archive.columns.ColumnIndex``) the postings and lengths are read from
+    its sidecars; the lists are the same."""
     wanted = np.array(sorted(set(articles)), dtype=np.int64)
     reader = searcher.reader()
     doc_count = reader.doc_count_all()
     out: dict[int, list[int]] = {int(d): [] for d in wanted}
     if not len(wanted) or not doc_count:
         return out
-    postings = _read_postings(reader)
+    if columns is not None:
+        postings = _postings_from_columns(columns)
+        lengths = columns.field_lengths(FIELD)
+    else:
+        postings = _read_postings(reader)
+        lengths = np.array([reader.doc_field_length(d, FIELD, 1) for d in range(doc_count)],
+                           dtype=np.float64)
     live = np.zeros(doc_count, dtype=bool)
     live[np.fromiter(reader.all_doc_ids(), dtype=np.int64)] = True
     alive = live[postings.docs]
     postings = _Postings(postings.docs[alive], postings.terms[alive], postings.counts[alive],
                          postings.doc_frequency, postings.frequency, postings.words)
     keys = _key_terms(postings, doc_count, wanted)
-    scores = _term_scores(postings, searcher, np.unique(keys.indices), doc_count)
+    scores = _term_scores(postings, searcher, np.unique(keys.indices), doc_count, lengths)
     top = limit + 5  # as many as the Whoosh path asked for before leaving out copies
     for start in range(0, len(wanted), BATCH):
         batch = wanted[start:start + BATCH]

@@ -543,7 +543,8 @@ class Archive:
             docnum = self._tables.docnum_of(article_id)
             if docnum is not None:
                 numbers[docnum] = article_id
-        table = related.related_table(self.searcher, numbers, limit, self._tables.clusters())
+        table = related.related_table(self.searcher, numbers, limit, self._tables.clusters(),
+                                      self.column_index())
         ids: dict[int, str] = dict(numbers)
 
         def id_of(docnum: int) -> str:

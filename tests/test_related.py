@@ -63,6 +63,22 @@ def test_related_lists_equal_whoosh_more_like(which: str, request: pytest.Fixtur
             assert no_body and all(lists[i] == [] for i in no_body)
 
 
+@pytest.mark.parametrize("which", ["reuters_index", "bbc_index"])
+def test_related_lists_from_the_columns_equal_those_from_whoosh(
+        which: str, request: pytest.FixtureRequest) -> None:
+    """The one pass reads the body postings from the columnar sidecars when the index has
+    them: every article's list is the one the pass over Whoosh's own postings gives."""
+    folder = request.getfixturevalue(which)
+    with Archive(folder, use_columns=False) as archive:
+        ids = [archive.searcher.stored_fields(d)["id"]
+               for d in archive.searcher.reader().all_doc_ids()]
+        from_whoosh = archive.related_lists(ids, limit=5)
+    with Archive(folder) as archive:
+        assert archive.column_index() is not None
+        assert archive.related_lists(ids, limit=5) == from_whoosh
+    assert sum(1 for found in from_whoosh.values() if found) > len(ids) // 2
+
+
 def reference_pages(archive: Archive, filters: Filters, sort: str, size: int) -> list[list[str]]:
     """The lists as one sorted Whoosh search per filter gives them (the former path)."""
     sortedby = sorting.MultiFacet([sorting.FieldFacet("dated", reverse=True),

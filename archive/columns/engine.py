@@ -170,7 +170,9 @@ class ColumnIndex:
             self._orders[sort] = position
         return self._orders[sort]
 
-    def _field_lengths(self, fieldname: str) -> np.ndarray:
+    def field_lengths(self, fieldname: str) -> np.ndarray:
+        """docnum -> the field's length as Whoosh's scorer reads it (its decoded length
+        byte; 1 where the field keeps no lengths, Whoosh's default)."""
         if fieldname not in self._lengths:
             out = np.ones(self.doc_count)
             for sidecar, offset in self.sidecars:
@@ -200,6 +202,39 @@ class ColumnIndex:
                 names, np.concatenate(docs) if docs else np.zeros(0, dtype=np.int64),
                 np.concatenate(words) if words else np.zeros(0, dtype=np.int64))
         return self._facets[fieldname]
+
+    def every_posting(self, fieldname: str) -> tuple[list[bytes], np.ndarray, np.ndarray,
+                                                     np.ndarray]:
+        """Every posting of a field over all segments, deleted documents included (as
+        Whoosh's term statistics count them): the field's words in sorted order, and per
+        posting its document (global number), its word's number in that order and its
+        weight, ordered by word, then document."""
+        per_segment = []
+        found: set[bytes] = set()
+        for sidecar, offset in self.sidecars:
+            columns = sidecar.field(fieldname)
+            if columns is None or not len(columns.words):
+                continue
+            words = [columns.words[i] for i in range(len(columns.words))]
+            found.update(words)
+            per_segment.append((columns, offset, words))
+        ordered = sorted(found)
+        number = {word: i for i, word in enumerate(ordered)}
+        docs, terms, weights = [], [], []
+        for columns, offset, words in per_segment:
+            mapping = np.array([number[word] for word in words], dtype=np.int64)
+            docs.append(columns.docs.astype(np.int64) + offset)
+            terms.append(np.repeat(mapping, np.diff(columns.starts)))
+            weights.append(columns.weights.astype(np.float64))
+        if not docs:
+            empty = np.zeros(0, dtype=np.int64)
+            return ordered, empty, empty, np.zeros(0, dtype=np.float64)
+        all_terms = np.concatenate(terms)
+        # segments in index order, each's documents ascending within a word: a stable sort
+        # by word leaves every word's documents ascending
+        order = np.argsort(all_terms, kind="stable")
+        return (ordered, np.concatenate(docs)[order], all_terms[order],
+                np.concatenate(weights)[order])
 
     def facet_counts(self, fieldname: str, docs: np.ndarray) -> dict[str, int]:
         """How many of ``docs`` (live documents) hold each word of a facet field."""
@@ -252,7 +287,7 @@ class ColumnIndex:
             return _EMPTY
         if field.scorable and hasattr(self.weighting, "score_function"):
             score = self.weighting.score_function(self.searcher, fieldname, len(docs))
-            scores = score(weights, self._field_lengths(fieldname)[docs])
+            scores = score(weights, self.field_lengths(fieldname)[docs])
         elif field.scorable:
             raise Unsupported("a weighting without score_function")
         else:
@@ -364,7 +399,7 @@ class ColumnIndex:
         if field.scorable and not hasattr(self.weighting, "score_function") \
                 or not hasattr(self.weighting, "idf_of"):
             raise Unsupported("a weighting without score_function or idf_of")
-        lengths = self._field_lengths(fieldname) if field.scorable else None
+        lengths = self.field_lengths(fieldname) if field.scorable else None
         docs: list[np.ndarray] = []
         scores: list[np.ndarray] = []
         held: dict[bytes, list[np.ndarray]] = {}
