@@ -479,21 +479,39 @@ class Archive:
         order: the order the sorted search under the filter gives (ties by document number
         in both).
         """
-        results, order, position = self._tables.sorted_all(sort)
-        filter_query = (filters or Filters()).query()
-        if filter_query is None:
-            docnums = order
-        else:
-            matched = self.searcher.docs_for_query(filter_query)
-            docnums = [order[p] for p in sorted(position[d] for d in matched if d in position)]
+        docnums = self.browse_order(filters, sort)
         total = len(docnums)
         pages = max(1, math.ceil(total / page_size))
         for number in range(1, pages + 1):
             start = (number - 1) * page_size
-            hits = tuple(self._listed_hit(results, docnum, start + n, sort)
-                         for n, docnum in enumerate(docnums[start:start + page_size]))
             yield ResultsPage(query="", total=total, page=number, page_size=page_size,
-                              sort=sort, hits=hits)
+                              sort=sort, hits=self.listed_hits(docnums, start, page_size, sort))
+
+    def browse_order(self, filters: Filters | None = None, sort: str = "newest") -> list[int]:
+        """The document numbers ``browse`` lists, in its order (a caller that shows only
+        some of its pages, such as a site update, loads only those pages' hits)."""
+        _results, order, position = self._tables.sorted_all(sort)
+        filter_query = (filters or Filters()).query()
+        if filter_query is None:
+            return order
+        matched = self.searcher.docs_for_query(filter_query)
+        return [order[p] for p in sorted(position[d] for d in matched if d in position)]
+
+    def listed_hits(self, docnums: list[int], start: int, count: int,
+                    sort: str = "newest") -> tuple[Hit, ...]:
+        """The hits of ``docnums[start:start + count]`` (a ``browse_order``) as ``browse``
+        shows them."""
+        results = self._tables.sorted_all(sort)[0]
+        return tuple(self._listed_hit(results, docnum, start + n, sort)
+                     for n, docnum in enumerate(docnums[start:start + count]))
+
+    def listing_keys(self) -> dict[int, tuple[str, str, str]]:
+        """Every live document's (id, content hash, date source): all a list shows of an
+        article (its address, title, date, source and lead come from its content), so a
+        list page whose articles have the same keys renders the same."""
+        return {docnum: (stored["id"], stored.get("content_hash", ""),
+                         stored.get("date_source", "unknown"))
+                for docnum, stored in self.searcher.reader().iter_docs()}
 
     def _listed_hit(self, results: Any, docnum: int, position: int, sort: str) -> Hit:
         """An article as a list shows it; one article is in many lists (its month, source,
@@ -556,8 +574,7 @@ class Archive:
 
     def content_hashes(self) -> dict[str, str]:
         """Every live article's id and content hash (what a cached rendering depends on)."""
-        return {stored["id"]: stored.get("content_hash", "")
-                for _, stored in self.searcher.reader().iter_docs()}
+        return {key[0]: key[1] for key in self.listing_keys().values()}
 
     def copies(self, article: Article) -> list[Hit]:
         """Other articles in the same wire-copy cluster."""

@@ -427,6 +427,53 @@ def test_an_article_page_is_rendered_again_only_when_what_it_shows_changed(
     assert [p for p in updated if updated[p] != fresh[p]] == []
 
 
+def test_a_list_page_is_rendered_again_only_when_its_articles_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Numbered list pages count from the oldest article, so a newer article leaves the
+    pages before the last one as they were: a build neither loads nor renders them again,
+    and an edit renders again the pages that list the edited article."""
+    from archive.site import builder, urls
+    rendered: list[str] = []
+    page = builder._Site.page
+
+    def counted(self, path: str, template: str, *args, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+        if template == "list.html":
+            rendered.append(path)
+        page(self, path, template, *args, **kwargs)
+    monkeypatch.setattr(builder._Site, "page", counted)
+    months = ["January", "February", "March", "April", "May", "June"]
+    stories = {f"story{n}.txt": f"Harbour story {n}\n\nShips came in on {month} 3, 2015 "
+               f"after a storm number {n}.\n\nReuters" for n, month in enumerate(months)}
+    index = index_folder(tmp_path, stories)
+    config = SiteConfig(page_size=2)
+    out = tmp_path / "site"
+    build_site(index, out, config, procs=1)
+    reuters = [urls.facet_path("source", "Reuters", n) for n in (None, 1, 2, 3)]
+    assert set(reuters) <= set(rendered)
+    rendered.clear()
+    index_folder(tmp_path, {"story6.txt": "Harbour story 6\n\nShips came in on July 3, "
+                                          "2015 after a storm number 6.\n\nReuters"})
+    report = build_site(index, out, config, procs=1)
+    written = {line[2:] for line in report.changes if line[0] in "AM"}
+    assert set(rendered) <= written
+    assert urls.facet_path("source", "Reuters", 4) in rendered   # the new one's page
+    assert urls.facet_path("source", "Reuters") in rendered      # the landing page
+    # the last full page gains its "Newer" link; the ones before it do not change
+    assert urls.facet_path("source", "Reuters", 3) in rendered
+    assert not {urls.facet_path("source", "Reuters", n) for n in (1, 2)} & set(rendered)
+    rendered.clear()
+    index_folder(tmp_path, {"story0.txt": stories["story0.txt"].replace(
+        "Harbour story 0", "Harbour story zero")})
+    build_site(index, out, config, procs=1)
+    first = urls.facet_path("source", "Reuters", 1)
+    assert first in rendered and "Harbour story zero" in (out / first).read_text("utf-8")
+    assert urls.facet_path("source", "Reuters", 2) not in rendered
+    build_site(index, tmp_path / "fresh", config, procs=1)
+    updated, fresh = site_files(out), site_files(tmp_path / "fresh")
+    assert sorted(updated) == sorted(fresh)
+    assert [p for p in updated if updated[p] != fresh[p]] == []
+
+
 def test_undated_articles_come_after_the_dated_ones_on_a_list_page(
         built: tuple[Path, Path]) -> None:
     _, out = built

@@ -3,8 +3,8 @@ One idea: the site's pages, each rendered and written only when its inputs chang
 
 Every page is rendered from a search-layer query through Jinja2 (autoescaped), written only
 when its bytes changed, and recorded in ``.archive-site.json``; a build whose inputs (index
-generation, templates, config) are unchanged is skipped outright, and an article page whose
-own inputs are unchanged is not rendered again.
+generation, templates, config) are unchanged is skipped outright, and an article page or a
+browse list's page whose own inputs are unchanged is not rendered again.
 """
 
 from __future__ import annotations
@@ -132,11 +132,13 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
 
 # --- the pages ------------------------------------------------------------------------------
 
-def _content_key(theme: str, path: str, article: Article, related: list[Article],
+def _content_key(theme: str, path: str, article: Article, related: list[tuple[str, str]],
                  copies: list[Any]) -> str:
     """Everything an article page is rendered from: the theme, its address, the article,
-    and every field of the related articles and copies it lists (records whose ``repr``
-    names every field, as a dataclass's does: cheaper than copying them into dicts)."""
+    the related articles it lists (each named by its id and content hash, which cover every
+    field the list shows, so none is loaded for a page that is kept) and every field of its
+    copies (records whose ``repr`` names every field, as a dataclass's does: cheaper than
+    copying them into dicts)."""
     data = "\x00".join([theme, path, repr(article), repr(related), repr(copies)])
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -149,7 +151,7 @@ class _Site:
         self.archive, self.env, self.folder = archive, env, folder
         self.config, self.progress = config, progress
         self.theme = theme   # state.theme_fingerprint: what every page depends on
-        # article pages by path -> [what they were rendered from, their size]; not read
+        # article and list pages by path -> [what they were rendered from, their size]; not read
         # (nothing rendered is skipped) when forced
         self.page_cache: dict[str, Any] = {} if force else \
             state.read_json(folder.root / PAGES_CACHE)
@@ -161,6 +163,8 @@ class _Site:
         self.related_cache: dict[str, Any] = state.read_json(folder.root / RELATED_CACHE)
         self.next_related: dict[str, Any] = {}
         self.fresh_related: dict[str, list[str]] | None = None
+        self.content_hashes: dict[str, str] = {}  # every live article's, with fresh_related
+        self.listing_keys: dict[int, tuple[str, str, str]] | None = None  # read when needed
 
     def build(self, procs: int, bundle: Any = None) -> None:
         """With ``bundle`` (a ``DistributedBundle``) its tasks are submitted first, so a
@@ -235,19 +239,21 @@ class _Site:
         article = self.archive.article(hit.id)
         if article is None:
             return
-        related = self.related_articles(article)
+        related_ids = self.related_ids(article)
         copies = self.archive.copies(article)
         path = self.url_of(hit)
-        key = _content_key(self.theme, path, article, related, copies)
+        key = _content_key(self.theme, path, article,
+                           [(i, self.content_hashes.get(i, "")) for i in related_ids], copies)
         if self._kept(path, key):
             return
+        related = [a for a in (self.archive.article(i) for i in related_ids) if a is not None]
         self.page(path, "article.html", article.title, article=article,
                   related=related, copies=copies, facet_url=urls.facet_path)
         self.next_pages[path] = [key, self.folder.size_of(path)]
 
     def _kept(self, path: str, key: str) -> bool:
-        """An article page rendered by the last build from the same content and theme, its
-        file still as that build left it: counted as produced, not rendered again."""
+        """A page rendered by the last build from the same content and theme, its file
+        still as that build left it: counted as produced, not rendered again."""
         cached = self.page_cache.get(path)
         if not isinstance(cached, list) or len(cached) != 2 or cached[0] != key \
                 or not self.folder.keep(path, cached[1]):
@@ -257,8 +263,8 @@ class _Site:
             self.sitemap.append(urls.canonical(self.config.base_url, path))
         return True
 
-    def related_articles(self, article: Article) -> list[Article]:
-        """Related articles, remembered between builds for the same collection.
+    def related_ids(self, article: Article) -> list[str]:
+        """Ids of the related articles, remembered between builds for the same collection.
 
         A list depends on the whole collection (the key terms' weights, every other
         article's score), so a cached list serves only while every article's content is as
@@ -272,11 +278,13 @@ class _Site:
         ids = self.fresh_related.get(article.id)
         if ids is None:
             ids = self.archive.related_ids(article.id, self.config.related)
-        return [a for a in (self.archive.article(i) for i in ids) if a is not None]
+        return ids
 
     def _all_related(self) -> dict[str, list[str]]:
         """Every article's related ids: the cache's when the collection is unchanged."""
-        live = self.archive.content_hashes()
+        if self.listing_keys is None:
+            self.listing_keys = self.archive.listing_keys()
+        live = self.content_hashes = {key[0]: key[1] for key in self.listing_keys.values()}
         key = hashlib.sha256(json.dumps([self.config.related, sorted(live.items())])
                              .encode("utf-8")).hexdigest()
         lists = self.related_cache.get("lists")
@@ -346,25 +354,43 @@ class _Site:
         list's length (no total, no "of N pages"); the landing page shows the total.
         """
         size = self.config.page_size
-        hits = [hit for results in self.archive.browse(filters, size, sort="oldest")
-                for hit in results.hits]
-        total, pages = len(hits), max(1, math.ceil(len(hits) / size))
-        shown = newest_first(list(enumerate(hits)))
-        older = shown[size][0] // size + 1 if total > size else None  # has the next one
-        self.page(path_of(None), "list.html", title, hits=[h for _, h in shown[:size]],
-                  total=total, page_number=None,
-                  pager={"previous": None, "next": older and path_of(older)},
-                  feed=feed, heading=title)
+        docnums = self.archive.browse_order(filters, sort="oldest")
+        total, pages = len(docnums), max(1, math.ceil(len(docnums) / size))
+        days = self.archive.day_table()
+        dated = [days[d] is not None for d in docnums]
+        shown = newest_first(list(range(total)), dated)
+        older = shown[size] // size + 1 if total > size else None  # has the next one
+        self.list_page(path_of(None), title, [docnums[p] for p in shown[:size]],
+                       total=total, page_number=None,
+                       pager={"previous": None, "next": older and path_of(older)},
+                       feed=feed, heading=title)
         if total <= size:
             return
         for number in range(1, pages + 1):
             start = (number - 1) * size
             pager = {"previous": path_of(number + 1 if number < pages else None),
                      "next": path_of(number - 1) if number > 1 else None}
-            self.page(path_of(number), "list.html", f"{title} (page {number})",
-                      hits=[h for _, h in newest_first(list(enumerate(hits[start:start + size])))],
-                      total=None, page_number=number, first=start + 1,
-                      last=min(start + size, total), pager=pager, feed=feed, heading=title)
+            positions = newest_first(list(range(start, min(start + size, total))), dated)
+            self.list_page(path_of(number), f"{title} (page {number})",
+                           [docnums[p] for p in positions], total=None, page_number=number,
+                           first=start + 1, last=min(start + size, total), pager=pager,
+                           feed=feed, heading=title)
+
+    def list_page(self, path: str, title: str, docnums: list[int], **context: Any) -> None:
+        """One page of a browse list, rendered only when what it shows changed (the
+        articles' ``listing_keys`` and the page's own context: a day's update leaves most
+        numbered pages as they were, and their articles are not even loaded)."""
+        if self.listing_keys is None:
+            self.listing_keys = self.archive.listing_keys()
+        shown = [self.listing_keys.get(d) for d in docnums]
+        key = hashlib.sha256("\x00".join(
+            [self.theme, path, "list.html", title, repr(sorted(context.items())), repr(shown)]
+        ).encode("utf-8", "surrogatepass")).hexdigest()
+        if self._kept(path, key):
+            return
+        hits = self.archive.listed_hits(docnums, 0, len(docnums), sort="oldest")
+        self.page(path, "list.html", title, hits=list(hits), **context)
+        self.next_pages[path] = [key, self.folder.size_of(path)]
 
     # -- search, feeds, crawlers --
 
@@ -408,10 +434,11 @@ class _Site:
             self.folder.write("assets/" + relative, data)
 
 
-def newest_first(hits: list[tuple[int, Hit]]) -> list[tuple[int, Hit]]:
-    """Numbered hits of a list in date order (oldest first, undated last) as a page shows
-    them: the dated newest first, then the undated, as every list of the site does."""
-    return [h for h in reversed(hits) if h[1].date] + [h for h in hits if not h[1].date]
+def newest_first(positions: list[int], dated: list[bool]) -> list[int]:
+    """Positions in a list in date order (oldest first, undated last) as a page shows them:
+    the dated newest first, then the undated, as every list of the site does."""
+    return [p for p in reversed(positions) if dated[p]] + \
+        [p for p in positions if not dated[p]]
 
 
 #: ``assets/search/`` belongs to the search package (its client, ``search.js`` and
