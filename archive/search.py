@@ -11,6 +11,7 @@ lists, single articles and their related ones.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Iterable, Iterator
@@ -94,6 +95,26 @@ class ResultsPage:
     @property
     def pages(self) -> int:
         return max(1, math.ceil(self.total / self.page_size)) if self.page_size else 1
+
+
+@dataclass(frozen=True)
+class Listed:
+    """What a site build needs of a live article to tell whether its pages changed, read
+    for every article in one pass (``Archive.listings``) instead of loading each one."""
+
+    id: str
+    title: str
+    date: datetime | None
+    content_hash: str
+    date_source: str
+    cluster: str
+    digest: str   # of every stored field: what the article's own page is made from
+
+    @property
+    def list_key(self) -> tuple[str, str, str]:
+        """All a list shows of the article: its address, title, date, source and lead come
+        from its content, and the list marks an inferred date."""
+        return (self.id, self.content_hash, self.date_source)
 
 
 def _score_of(hit: Any) -> float | None:
@@ -505,13 +526,17 @@ class Archive:
         return tuple(self._listed_hit(results, docnum, start + n, sort)
                      for n, docnum in enumerate(docnums[start:start + count]))
 
-    def listing_keys(self) -> dict[int, tuple[str, str, str]]:
-        """Every live document's (id, content hash, date source): all a list shows of an
-        article (its address, title, date, source and lead come from its content), so a
-        list page whose articles have the same keys renders the same."""
-        return {docnum: (stored["id"], stored.get("content_hash", ""),
-                         stored.get("date_source", "unknown"))
-                for docnum, stored in self.searcher.reader().iter_docs()}
+    def listings(self) -> dict[int, Listed]:
+        """Every live document's ``Listed`` record, by document number."""
+        out = {}
+        for docnum, stored in self.searcher.reader().iter_docs():
+            digest = hashlib.sha256(repr(sorted(stored.items())).encode(
+                "utf-8", "surrogatepass")).hexdigest()
+            out[docnum] = Listed(stored["id"], stored.get("title", ""), stored.get("date"),
+                                 stored.get("content_hash", ""),
+                                 stored.get("date_source", "unknown"),
+                                 stored.get("cluster", ""), digest)
+        return out
 
     def _listed_hit(self, results: Any, docnum: int, position: int, sort: str) -> Hit:
         """An article as a list shows it; one article is in many lists (its month, source,
@@ -574,9 +599,9 @@ class Archive:
 
     def content_hashes(self) -> dict[str, str]:
         """Every live article's id and content hash (what a cached rendering depends on)."""
-        return {key[0]: key[1] for key in self.listing_keys().values()}
+        return {listed.id: listed.content_hash for listed in self.listings().values()}
 
-    def copies(self, article: Article) -> list[Hit]:
+    def copies(self, article: Article | Listed) -> list[Hit]:
         """Other articles in the same wire-copy cluster."""
         if not article.cluster or self._tables.cluster_size(article.cluster) < 2:
             return []

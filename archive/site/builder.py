@@ -15,7 +15,7 @@ import json
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -24,9 +24,8 @@ from typing import Any
 import jinja2
 
 from archive import processes, render
-from archive.article import Article
 from archive.query import Filters
-from archive.search import Archive, FacetCount, Hit, ResultsPage
+from archive.search import Archive, FacetCount, Hit, Listed, ResultsPage
 from archive.site import chart, state, urls
 from archive.site import search as site_search
 from archive.site.files import OutputFolder, Record
@@ -132,14 +131,14 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
 
 # --- the pages ------------------------------------------------------------------------------
 
-def _content_key(theme: str, path: str, article: Article, related: list[tuple[str, str]],
+def _content_key(theme: str, path: str, digest: str, related: list[tuple[str, str]],
                  copies: list[Any]) -> str:
-    """Everything an article page is rendered from: the theme, its address, the article,
-    the related articles it lists (each named by its id and content hash, which cover every
-    field the list shows, so none is loaded for a page that is kept) and every field of its
-    copies (records whose ``repr`` names every field, as a dataclass's does: cheaper than
-    copying them into dicts)."""
-    data = "\x00".join([theme, path, repr(article), repr(related), repr(copies)])
+    """Everything an article page is rendered from: the theme, its address, the article
+    (the digest of its stored fields, ``Listed.digest``), the related articles it lists
+    (each named by its id and content hash, which cover every field the list shows) and
+    every field of its copies (records whose ``repr`` names every field, as a dataclass's
+    does: cheaper than copying them into dicts). So a kept page loads no article."""
+    data = "\x00".join([theme, path, digest, repr(related), repr(copies)])
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -164,7 +163,7 @@ class _Site:
         self.next_related: dict[str, Any] = {}
         self.fresh_related: dict[str, list[str]] | None = None
         self.content_hashes: dict[str, str] = {}  # every live article's, with fresh_related
-        self.listing_keys: dict[int, tuple[str, str, str]] | None = None  # read when needed
+        self.listings: dict[int, Listed] | None = None  # read when first needed
 
     def build(self, procs: int, bundle: Any = None) -> None:
         """With ``bundle`` (a ``DistributedBundle``) its tasks are submitted first, so a
@@ -218,38 +217,41 @@ class _Site:
             self.sitemap.append(urls.canonical(self.config.base_url, path))
 
     @staticmethod
-    def url_of(hit: Hit | Any) -> str:
+    def url_of(hit: Hit | Listed | Any) -> str:
         return urls.article_path(hit.id, hit.title, hit.date)
-
-    def each_hit(self, filters: Filters) -> Iterator[ResultsPage]:
-        return self.archive.browse(filters, self.config.page_size)
 
     # -- articles --
 
     def write_articles(self, total: int) -> None:
-        done = 0
-        for results in self.each_hit(Filters()):
-            for hit in results.hits:
-                self.write_article(hit)
-                done += 1
-                if self.progress:
-                    self.progress(done, total)
+        listings = self.read_listings()
+        for done, docnum in enumerate(self.archive.browse_order(Filters()), 1):
+            self.write_article(listings[docnum])
+            if self.progress:
+                self.progress(done, total)
 
-    def write_article(self, hit: Hit) -> None:
-        article = self.archive.article(hit.id)
-        if article is None:
-            return
-        related_ids = self.related_ids(article)
-        copies = self.archive.copies(article)
-        path = self.url_of(hit)
-        key = _content_key(self.theme, path, article,
+    def write_article(self, listed: Listed) -> None:
+        """An article's page; one whose inputs are unchanged is kept without loading the
+        article or the ones it lists."""
+        related_ids = self.related_ids(listed.id)
+        copies = self.archive.copies(listed)
+        path = self.url_of(listed)
+        key = _content_key(self.theme, path, listed.digest,
                            [(i, self.content_hashes.get(i, "")) for i in related_ids], copies)
         if self._kept(path, key):
+            return
+        article = self.archive.article(listed.id)
+        if article is None:
             return
         related = [a for a in (self.archive.article(i) for i in related_ids) if a is not None]
         self.page(path, "article.html", article.title, article=article,
                   related=related, copies=copies, facet_url=urls.facet_path)
         self.next_pages[path] = [key, self.folder.size_of(path)]
+
+    def read_listings(self) -> dict[int, Listed]:
+        """Every live article's ``Listed`` record, read once per build."""
+        if self.listings is None:
+            self.listings = self.archive.listings()
+        return self.listings
 
     def _kept(self, path: str, key: str) -> bool:
         """A page rendered by the last build from the same content and theme, its file
@@ -263,7 +265,7 @@ class _Site:
             self.sitemap.append(urls.canonical(self.config.base_url, path))
         return True
 
-    def related_ids(self, article: Article) -> list[str]:
+    def related_ids(self, article_id: str) -> list[str]:
         """Ids of the related articles, remembered between builds for the same collection.
 
         A list depends on the whole collection (the key terms' weights, every other
@@ -275,16 +277,15 @@ class _Site:
         """
         if self.fresh_related is None:
             self.fresh_related = self._all_related()
-        ids = self.fresh_related.get(article.id)
+        ids = self.fresh_related.get(article_id)
         if ids is None:
-            ids = self.archive.related_ids(article.id, self.config.related)
+            ids = self.archive.related_ids(article_id, self.config.related)
         return ids
 
     def _all_related(self) -> dict[str, list[str]]:
         """Every article's related ids: the cache's when the collection is unchanged."""
-        if self.listing_keys is None:
-            self.listing_keys = self.archive.listing_keys()
-        live = self.content_hashes = {key[0]: key[1] for key in self.listing_keys.values()}
+        live = self.content_hashes = {listed.id: listed.content_hash
+                                      for listed in self.read_listings().values()}
         key = hashlib.sha256(json.dumps([self.config.related, sorted(live.items())])
                              .encode("utf-8")).hexdigest()
         lists = self.related_cache.get("lists")
@@ -378,11 +379,10 @@ class _Site:
 
     def list_page(self, path: str, title: str, docnums: list[int], **context: Any) -> None:
         """One page of a browse list, rendered only when what it shows changed (the
-        articles' ``listing_keys`` and the page's own context: a day's update leaves most
+        articles' ``Listed.list_key`` and the page's own context: a day's update leaves most
         numbered pages as they were, and their articles are not even loaded)."""
-        if self.listing_keys is None:
-            self.listing_keys = self.archive.listing_keys()
-        shown = [self.listing_keys.get(d) for d in docnums]
+        listings = self.read_listings()
+        shown = [listings[d].list_key for d in docnums]
         key = hashlib.sha256("\x00".join(
             [self.theme, path, "list.html", title, repr(sorted(context.items())), repr(shown)]
         ).encode("utf-8", "surrogatepass")).hexdigest()
