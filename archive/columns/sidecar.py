@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from bisect import bisect_left
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,6 +32,8 @@ import numpy as np
 
 from archive import store
 
+#: held while a .npy file is opened (see ``Sidecar._load``)
+_LOADING = threading.Lock()
 COLUMNS_DIR = "columns"
 #: bumped whenever the layout changes: a sidecar of another version is rebuilt
 #: (2: positions)
@@ -146,8 +149,13 @@ class Sidecar:
 
     def _load(self, name: str) -> np.ndarray:
         # a plain array over the mapped file: numpy's memmap subclass costs a Python-level
-        # hook on every slice, and a term lookup slices the word list a score of times
-        return np.load(self.folder / f"{name}.npy", mmap_mode="r").view(np.ndarray)
+        # hook on every slice, and a term lookup slices the word list a score of times.
+        # One thread at a time: numpy reads a .npy header with ast.literal_eval, and before
+        # 3.11.8 CPython's AST constructor raised a spurious SystemError ("recursion depth
+        # mismatch", python/cpython#106905) when threads parsed at once (a served archive's
+        # request threads opening the same index).
+        with _LOADING:
+            return np.load(self.folder / f"{name}.npy", mmap_mode="r").view(np.ndarray)
 
     def field(self, name: str) -> FieldColumns | None:
         if name not in self.fields:
