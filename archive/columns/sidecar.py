@@ -1,4 +1,5 @@
 """One segment's columnar sidecar: its postings and per-document columns as numpy arrays.
+One idea: what never changes in a segment, laid out once in the shape numpy reads.
 
 A Whoosh segment never changes once written, so what a query needs from it can be laid out
 once, beside it, in the shape numpy works on: per field, the sorted term list and, for each
