@@ -29,7 +29,6 @@ from archive.article import Article
 from archive.search import Archive
 from archive.site import search as ss
 from archive.site.search import articles as ss_articles
-from archive.site.search import helper as ss_helper
 from archive.site.search import pairs as ss_pairs
 from archive.site.search import segments as ss_segments
 from archive.site import urls
@@ -242,35 +241,53 @@ def _counts(report: ss.BundleReport) -> dict[str, Any]:
 @pytest.mark.parametrize("mmap", [False, True])
 def test_two_process_build_is_byte_identical_to_the_sequential_one(
         split_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mmap: bool) -> None:
-    """The parent takes a segment too: the helper is slowed so that it must."""
+    """The parent takes a task too: the helper is slowed so that it must."""
     parent, log = os.getpid(), tmp_path / "workers.log"
+    build_part = ss_segments.build_part
 
-    def logged(work: Any, pause: float) -> Any:
-        def run(*args: Any) -> Any:
-            if os.getpid() != parent:
-                time.sleep(pause)
-            with open(log, "a") as f:
-                f.write(f"{args[2]}:{os.getpid()}\n")
-            return work(*args)
-        return run
+    def logged(*args: Any) -> Any:
+        if os.getpid() != parent:
+            time.sleep(1.0)
+        with open(log, "a") as f:
+            f.write(f"{args[2]}-{args[3]}:{os.getpid()}\n")
+        return build_part(*args)
 
-    monkeypatch.setattr(ss_segments, "build_segment", logged(ss_segments.build_segment, 0))
-    monkeypatch.setattr(ss_helper, "build_segment", logged(ss_helper.build_segment, 1.0))
+    monkeypatch.setattr(ss_segments, "build_part", logged)
+    tasks = ["0-pairs", "0-terms", "1-pairs", "1-terms"]
     with Archive(split_index, mmap=mmap) as archive:
         leaves = list(archive.searcher.reader().leaf_readers())
         assert len(leaves) == 2 and archive.searcher.doc_count() == 159
         one = ss.build_bundle(archive, OutputFolder(tmp_path / "one"), shard_bytes=512,
                               head_size=4, procs=1)
-        assert set(log.read_text().split()) == {f"0:{parent}", f"1:{parent}"}
+        assert sorted(log.read_text().split()) == [f"{t}:{parent}" for t in tasks]
         log.unlink()
         two = ss.build_bundle(archive, OutputFolder(tmp_path / "two"), shard_bytes=512,
                               head_size=4, procs=2)
-    workers = log.read_text().split()   # each segment once, one by each process
-    assert sorted(w.split(":")[0] for w in workers) == ["0", "1"] and \
+    workers = log.read_text().split()   # each task once, some by each process
+    assert sorted(w.split(":")[0] for w in workers) == tasks and \
         len({w.split(":")[1] for w in workers}) == 2, workers
     assert _counts(one) == _counts(two) and one.articles == 159 and one.segments == 2
     assert _tree(tmp_path / "one") == _tree(tmp_path / "two")
     assert two.peak_rss_mb > 0
+
+
+def test_a_pairs_task_counts_the_words_as_the_terms_task_does(split_index: Path) -> None:
+    """A unit's pair lists are built apart from its term lists (either process may take
+    either); the per-field document frequencies their heads carry, read from the segments'
+    term tables, are those the term lists sum over the postings."""
+    with Archive(split_index) as archive:
+        numbering = ss_segments.Numbering(archive)
+        units = ss_segments.units(archive)
+        assert len(units) == 2   # one per segment, one with a deleted article
+        for unit in units:
+            members = ss_segments._members(archive, unit)
+            order = ss_segments._Order(archive.searcher.weighting, members)
+            superseded = ss_segments._superseded(members, numbering)
+            _, dfs_of = ss_segments.term_lists(members, superseded, numbering, order, 4)
+            assert len(dfs_of) > 30 and ss_segments.unit_dfs(members) == dfs_of
+        tasks = ss_segments.tasks(archive, [0, 1])
+    assert sorted(tasks) == [(0, "pairs"), (0, "terms"), (1, "pairs"), (1, "terms")]
+    assert [part for _, part in tasks[:2]] == ["pairs", "pairs"]   # the costlier first
 
 
 def _slow_articles(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -285,11 +302,15 @@ def _slow_articles(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_failing_helper_raises_a_clear_error(fixture_site, tmp_path: Path,  # noqa: ANN001
                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    parent, build_part = os.getpid(), ss_segments.build_part
+
     def broken(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("no terms today")
+        if os.getpid() != parent:
+            raise RuntimeError("no terms today")
+        return build_part(*args, **kwargs)
 
     index, _, _ = fixture_site
-    monkeypatch.setattr(ss_helper, "build_segment", broken)
+    monkeypatch.setattr(ss_segments, "build_part", broken)
     _slow_articles(monkeypatch)
     left = set(Path(tempfile.gettempdir()).glob("archive-bundle-*"))
     with Archive(index) as archive, pytest.raises(
@@ -302,12 +323,15 @@ def test_a_failing_helper_raises_a_clear_error(fixture_site, tmp_path: Path,  # 
 
 def test_a_killed_helper_raises_a_clear_error(fixture_site, tmp_path: Path,  # noqa: ANN001
                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    parent, build_part = os.getpid(), ss_segments.build_part
+
     def killed(*args: Any, **kwargs: Any) -> Any:
-        os.kill(os.getpid(), signal.SIGKILL)
-        raise AssertionError("unreachable")
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return build_part(*args, **kwargs)
 
     index, _, _ = fixture_site
-    monkeypatch.setattr(ss_helper, "build_segment", killed)
+    monkeypatch.setattr(ss_segments, "build_part", killed)
     _slow_articles(monkeypatch)
     with Archive(index) as archive, pytest.raises(ss.BundleProcessFailed,
                                                   match=r"helper process died \(wait status 9\)"):
@@ -578,16 +602,16 @@ def test_a_days_update_writes_only_the_new_segments_lists(
     writer.commit(merge=False)
     ix.close()
     built: list[int] = []
-    build_segment = ss_segments.build_segment
+    build_part = ss_segments.build_part
 
     def counted(*args: Any) -> Any:
         built.append(args[2])
-        return build_segment(*args)
-    monkeypatch.setattr(ss_segments, "build_segment", counted)
+        return build_part(*args)
+    monkeypatch.setattr(ss_segments, "build_part", counted)
     with Archive(index) as archive:
         out = OutputFolder(site)
         ss.build_bundle(archive, out, shard_bytes=512, head_size=4, procs=1)
-        assert built == [1]   # the old segment's files were kept, not even rebuilt
+        assert built == [1, 1]   # the old segment's files were kept, not even rebuilt
         segs = [row[0] for row in _reader(site).meta["segs"]]
         assert old in segs and len(segs) == 2
         written = [line[2:] for line in out.change_lines() if line[0] in "AM"]

@@ -60,8 +60,9 @@ def build_bundle(archive: Archive, out: OutputFolder, *, prefix: str = BUNDLE_PR
     of a segment's list sit in its shard.
 
     With two processes (``procs``; by default when a second process pays, see
-    ``processes.second_process_pays``), a forked helper takes segments while this process
-    reads the articles, then both take the segments left: the same files, byte for byte.
+    ``processes.second_process_pays``), a forked helper takes units' tasks (a unit's pair
+    lists, its term lists) while this process reads the articles, then both take the tasks
+    left: the same files, byte for byte.
     """
     started = time.perf_counter()
     before = (out.written, len(out.produced), out.bytes_total)
@@ -79,11 +80,13 @@ def build_bundle(archive: Archive, out: OutputFolder, *, prefix: str = BUNDLE_PR
             helper = Helper.start(archive, numbering, out.root, prefix, shard_bytes, head_size,
                                   work, todo)
         days = articles.build_articles(archive, numbering, out, prefix, facets)
-        for index in claims(work, "segment", todo):
-            lists.append(segments.build_segment(archive, numbering, index, out, prefix,
-                                                shard_bytes, head_size, work))
+        tasks = segments.tasks(archive, todo)
+        parts = [segments.build_part(archive, numbering, tasks[t][0], tasks[t][1], out,
+                                     prefix, shard_bytes, head_size, work)
+                 for t in claims(work, "task", range(len(tasks)))]
         if helper is not None:
-            lists += helper.finish(out)
+            parts += helper.finish(out)
+        lists += segments.combine(parts)
     finally:
         if helper is not None:
             helper.stop()   # reaped already after success; killed after a failure

@@ -1,8 +1,8 @@
-"""The bundle's second process: a forked helper (``processes.Child``) that builds segments'
-term and pair lists while the parent reads the articles, then takes its share of the rest.
+"""The bundle's second process: a forked helper (``processes.Child``) that builds units' term
+and pair lists while the parent reads the articles, then takes its share of the rest.
 
-Each segment is claimed by whichever process is free (``claims``); the helper's result
-reports the segments' counts and the files it wrote, so the parent's ``OutputFolder`` counts
+Each task (a unit's pair lists, or its term lists) is claimed by whichever process is free
+(``claims``); the helper's result reports the tasks' counts and the files it wrote, so the parent's ``OutputFolder`` counts
 those files too. Any failure in the helper, or its death, raises ``BundleProcessFailed`` in
 the parent.
 """
@@ -21,7 +21,8 @@ from archive import processes, store
 from archive.search import Archive
 from archive.site.files import OutputFolder
 from archive.site.search.postings import Numbering
-from archive.site.search.segments import SegmentLists, build_segment
+from archive.site.search import segments
+from archive.site.search.segments import SegmentLists
 
 WHAT = "the search bundle's helper process"
 
@@ -49,15 +50,15 @@ class OwnReader:
     def __init__(self, archive: Archive):
         reader = archive.searcher.reader()
         # an empty index's one "leaf" is an EmptyReader, whose segment is None
-        segments = [leaf.segment() for leaf, _ in reader.leaf_readers()
-                    if leaf.segment() is not None]
-        fresh = store.segments_reader(archive.index, segments, reader.generation())
+        live = [leaf.segment() for leaf, _ in reader.leaf_readers()
+                if leaf.segment() is not None]
+        fresh = store.segments_reader(archive.index, live, reader.generation())
         self.index = archive.index
         self.searcher = Searcher(fresh, weighting=archive.searcher.weighting)
 
 
 def claims(folder: Path, stage: str, parts: Iterable[int]) -> Iterator[int]:
-    """The parts (segments) this process takes: each is claimed by creating a marker file
+    """The parts (tasks) this process takes: each is claimed by creating a marker file
     (O_EXCL, so exactly one process gets it) just before it is worked on, so whichever
     process is free takes the next one, and both finish at about the same time."""
     for p in parts:
@@ -87,7 +88,8 @@ class Helper:
         return cls(child) if child is not None else None
 
     def finish(self, out: OutputFolder) -> list[SegmentLists]:
-        """Wait for the helper's segments; its files join ``out``'s count."""
+        """Wait for the helper's tasks (a ``SegmentLists`` each, ``segments.combine``
+        joins a unit's two); its files join ``out``'s count."""
         lists, wrote, self.peak_rss_mb = self.child.result()
         try:
             out.merge(wrote)
@@ -102,9 +104,11 @@ class Helper:
 
 def _run(archive: Archive, numbering: Numbering, root: Path, prefix: str, shard_bytes: int,
          head_size: int, work: Path, todo: list[int]) -> tuple[Any, ...]:
-    """The helper's side: the segments it claims, then its report."""
+    """The helper's side: the tasks it claims, then its report."""
     out = OutputFolder(root)
     source = OwnReader(archive)
-    lists = [build_segment(source, numbering, index, out, prefix, shard_bytes, head_size, work)
-             for index in claims(work, "segment", todo)]
-    return lists, out.record(), peak_rss_mb()
+    tasks = segments.tasks(source, todo)
+    parts = [segments.build_part(source, numbering, tasks[t][0], tasks[t][1], out, prefix,
+                                 shard_bytes, head_size, work)
+             for t in claims(work, "task", range(len(tasks)))]
+    return parts, out.record(), peak_rss_mb()

@@ -270,6 +270,21 @@ def term_lists(members: list[tuple[Any, int]], superseded: list[np.ndarray],
     return entries, dfs_of
 
 
+def unit_dfs(members: list[tuple[Any, int]]) -> dict[str, list[int]]:
+    """Each term's per-field document frequency over the unit's segments, from their term
+    tables alone: what ``term_lists`` sums as it walks the postings, for a pairs task that
+    runs apart from the unit's terms task."""
+    dfs_of: dict[str, list[int]] = {}
+    for leaf, _ in members:
+        for fi, name in enumerate(FIELDS):
+            if name not in leaf.schema:
+                continue
+            for word, info in leaf.iter_field(name):
+                term = word.decode("utf-8") if isinstance(word, bytes) else word
+                dfs_of.setdefault(term, [0] * len(FIELDS))[fi] += info.doc_frequency()
+    return dfs_of
+
+
 def pair_spool(source: Any, members: list[tuple[Any, int]], superseded: list[np.ndarray],
                numbering: Numbering, folder: Path, partitions: int) -> int:
     """Each article's adjacent-word pairs (with both words' weights and the field's length
@@ -349,17 +364,54 @@ def partitions_for(articles: int) -> int:
     return p
 
 
+#: the two tasks a unit's lists are built in (any process may take either): its pair lists
+#: (the larger, so listed first) and its term lists
+PARTS = ("pairs", "terms")
+
+
 def build_segment(source: Any, numbering: Numbering, index: int, out: Writes, prefix: str,
                   shard_bytes: int, head_size: int, work: Path) -> SegmentLists:
     """Write unit ``index``'s term and pair shards under ``s/UNITID/``."""
+    return combine([build_part(source, numbering, index, part, out, prefix, shard_bytes,
+                               head_size, work) for part in PARTS])[0]
+
+
+def tasks(source: Any, todo: list[int]) -> list[tuple[int, str]]:
+    """The (unit, part) tasks of the units in ``todo``, the costliest first (a unit's pairs
+    cost a few times its terms), so the two processes of a build finish close together
+    even when one unit holds most of the articles."""
+    sizes = {i: unit.articles for i, unit in enumerate(units(source))}
+    return sorted(((i, part) for i in todo for part in PARTS),
+                  key=lambda task: (-sizes[task[0]] * (3 if task[1] == "pairs" else 1),
+                                    task[0], task[1]))
+
+
+def combine(parts: list[SegmentLists]) -> list[SegmentLists]:
+    """One ``SegmentLists`` per unit from its parts' (each counts what its part wrote)."""
+    by_unit: dict[str, SegmentLists] = {}
+    for found in parts:
+        held = by_unit.get(found.segid)
+        by_unit[found.segid] = found if held is None else SegmentLists(
+            found.segid, held.terms + found.terms, held.term_shards + found.term_shards,
+            held.pairs + found.pairs, held.pair_shards + found.pair_shards,
+            held.files + found.files)
+    return list(by_unit.values())
+
+
+def build_part(source: Any, numbering: Numbering, index: int, part: str, out: Writes,
+               prefix: str, shard_bytes: int, head_size: int, work: Path) -> SegmentLists:
+    """Write unit ``index``'s term shards (``part`` "terms") or pair shards ("pairs")."""
     unit = units(source)[index]
     members = _members(source, unit)
     segid = unit.uid
     order = _Order(source.searcher.weighting, members)
     superseded = _superseded(members, numbering)
-    entries, dfs_of = term_lists(members, superseded, numbering, order, head_size)
-    nterm = shard_count(sum(entry_bytes(e) for e in entries), shard_bytes)
-    files = _write(out, prefix, f"s/{segid}/t", entries, nterm)
+    if part == "terms":
+        entries, _ = term_lists(members, superseded, numbering, order, head_size)
+        nterm = shard_count(sum(entry_bytes(e) for e in entries), shard_bytes)
+        files = _write(out, prefix, f"s/{segid}/t", entries, nterm)
+        return SegmentLists(segid, len(entries), nterm, 0, 0, files)
+    dfs_of = unit_dfs(members)
     folder = work / f"seg-{segid}"
     folder.mkdir(parents=True, exist_ok=True)
     partitions = partitions_for(unit.articles)
@@ -374,13 +426,14 @@ def build_segment(source: Any, numbering: Numbering, index: int, out: Writes, pr
         with open(folder / f"entries-{p}.pickle", "wb") as f:
             pickle.dump(encoded, f, protocol=pickle.HIGHEST_PROTOCOL)
     npair = shard_count(total, shard_bytes, partitions)
+    files = 0
     for p in range(partitions):
         with open(folder / f"entries-{p}.pickle", "rb") as f:
             encoded = pickle.load(f)
         # shard s holds keys of partition s mod partitions only (npair is a multiple)
         files += _write(out, prefix, f"s/{segid}/p", encoded, npair,
                         range(p, npair, partitions))
-    return SegmentLists(segid, len(entries), nterm, count, npair, files)
+    return SegmentLists(segid, 0, 0, count, npair, files)
 
 
 def _write(out: Writes, prefix: str, namespace: str, entries: list[FieldedEntry],
