@@ -597,10 +597,6 @@ class Archive:
 
         return {numbers[d]: [id_of(r) for r in found] for d, found in table.items()}
 
-    def content_hashes(self) -> dict[str, str]:
-        """Every live article's id and content hash (what a cached rendering depends on)."""
-        return {listed.id: listed.content_hash for listed in self.listings().values()}
-
     def copies(self, article: Article | Listed) -> list[Hit]:
         """Other articles in the same wire-copy cluster."""
         if not article.cluster or self._tables.cluster_size(article.cluster) < 2:

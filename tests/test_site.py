@@ -385,20 +385,27 @@ def test_an_updated_site_is_a_fresh_build_of_the_same_index(tmp_path: Path) -> N
     assert [p for p in updated if updated[p] != fresh[p]] == []
 
 
+def rendered_pages(monkeypatch: pytest.MonkeyPatch, template: str) -> list[str]:
+    """The paths of the pages the site builder renders from ``template`` from now on (a page
+    kept from the last build is not rendered)."""
+    from archive.site import builder
+    rendered: list[str] = []
+    page = builder._Site.page
+
+    def counted(self, path: str, name: str, *args, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+        if name == template:
+            rendered.append(path)
+        page(self, path, name, *args, **kwargs)
+    monkeypatch.setattr(builder._Site, "page", counted)
+    return rendered
+
+
 def test_an_article_page_is_rendered_again_only_when_what_it_shows_changed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A build remembers what each article page was rendered from (the article, its related
     articles and copies, the theme); a later build renders only pages whose inputs changed,
     and the site is still byte for byte a fresh build's."""
-    from archive.site import builder
-    rendered: list[str] = []
-    page = builder._Site.page
-
-    def counted(self, path: str, template: str, *args, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
-        if template == "article.html":
-            rendered.append(path)
-        page(self, path, template, *args, **kwargs)
-    monkeypatch.setattr(builder._Site, "page", counted)
+    rendered = rendered_pages(monkeypatch, "article.html")
     articles = {**ARTICLES, "cocoa2.txt": "Cocoa prices fall\n\nCocoa prices fell on June 9, "
                 "2015 as rains came to the Ivory Coast.\n\nReuters"}
     index = index_folder(tmp_path, articles)
@@ -432,15 +439,8 @@ def test_a_list_page_is_rendered_again_only_when_its_articles_changed(
     """Numbered list pages count from the oldest article, so a newer article leaves the
     pages before the last one as they were: a build neither loads nor renders them again,
     and an edit renders again the pages that list the edited article."""
-    from archive.site import builder, urls
-    rendered: list[str] = []
-    page = builder._Site.page
-
-    def counted(self, path: str, template: str, *args, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
-        if template == "list.html":
-            rendered.append(path)
-        page(self, path, template, *args, **kwargs)
-    monkeypatch.setattr(builder._Site, "page", counted)
+    from archive.site import urls
+    rendered = rendered_pages(monkeypatch, "list.html")
     months = ["January", "February", "March", "April", "May", "June"]
     stories = {f"story{n}.txt": f"Harbour story {n}\n\nShips came in on {month} 3, 2015 "
                f"after a storm number {n}.\n\nReuters" for n, month in enumerate(months)}

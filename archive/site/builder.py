@@ -237,21 +237,32 @@ class _Site:
         path = self.url_of(listed)
         key = _content_key(self.theme, path, listed.digest,
                            [(i, self.content_hashes.get(i, "")) for i in related_ids], copies)
-        if self._kept(path, key):
-            return
-        article = self.archive.article(listed.id)
-        if article is None:
-            return
-        related = [a for a in (self.archive.article(i) for i in related_ids) if a is not None]
-        self.page(path, "article.html", article.title, article=article,
-                  related=related, copies=copies, facet_url=urls.facet_path)
-        self.next_pages[path] = [key, self.folder.size_of(path)]
+
+        def render() -> bool:
+            article = self.archive.article(listed.id)
+            if article is None:
+                return False
+            related = [a for a in (self.archive.article(i) for i in related_ids)
+                       if a is not None]
+            self.page(path, "article.html", article.title, article=article,
+                      related=related, copies=copies, facet_url=urls.facet_path)
+            return True
+
+        self._render_unless_kept(path, key, render)
 
     def read_listings(self) -> dict[int, Listed]:
         """Every live article's ``Listed`` record, read once per build."""
         if self.listings is None:
             self.listings = self.archive.listings()
         return self.listings
+
+    def _render_unless_kept(self, path: str, key: str, render: Callable[[], bool]) -> None:
+        """Keep the page the last build left for ``key``, or call ``render`` and remember the
+        key for the next build (``render`` says False when there was nothing to render)."""
+        if self._kept(path, key):
+            return
+        if render():
+            self.next_pages[path] = [key, self.folder.size_of(path)]
 
     def _kept(self, path: str, key: str) -> bool:
         """A page rendered by the last build from the same content and theme, its file
@@ -386,11 +397,13 @@ class _Site:
         key = hashlib.sha256("\x00".join(
             [self.theme, path, "list.html", title, repr(sorted(context.items())), repr(shown)]
         ).encode("utf-8", "surrogatepass")).hexdigest()
-        if self._kept(path, key):
-            return
-        hits = self.archive.listed_hits(docnums, 0, len(docnums), sort="oldest")
-        self.page(path, "list.html", title, hits=list(hits), **context)
-        self.next_pages[path] = [key, self.folder.size_of(path)]
+
+        def render() -> bool:
+            hits = self.archive.listed_hits(docnums, 0, len(docnums), sort="oldest")
+            self.page(path, "list.html", title, hits=list(hits), **context)
+            return True
+
+        self._render_unless_kept(path, key, render)
 
     # -- search, feeds, crawlers --
 
