@@ -5,7 +5,8 @@ Each forks a child that must never outlive its parent, kills and reaps it after 
 and decides from the cores this process may run on whether a second process pays. ``Child``
 runs one function in a forked process and brings its result back; a child that must wait for
 its parent mid-way (the bundle helper waits for the parent's pair spool) talks with it
-through a ``Line``.
+through a ``Line``; a job either of two processes may do goes to the first to take the
+``Token``.
 """
 
 from __future__ import annotations
@@ -189,6 +190,35 @@ class Child:
             return 0
         pid, self.pid = self.pid, 0
         return os.waitpid(pid, 0)[1]
+
+
+class Token:
+    """One token, to be taken once among this process and the children it forks after
+    making it: a job that either of two processes may do goes to whichever is free first.
+
+    The token is one byte in a pipe; ``take`` reads without waiting, and a pipe hands a byte
+    to one reader only, so exactly one ``take`` in all the processes returns True.
+    """
+
+    def __init__(self) -> None:
+        self._read, write = os.pipe()
+        os.write(write, b"t")
+        os.close(write)
+        os.set_blocking(self._read, False)
+
+    def take(self) -> bool:
+        """True for the first caller in any of the processes, False ever after."""
+        try:
+            return os.read(self._read, 1) == b"t"
+        except (BlockingIOError, OSError):
+            return False
+
+    def close(self) -> None:
+        """Close this process's end (each process closes its own)."""
+        try:
+            os.close(self._read)
+        except OSError:
+            pass
 
 
 def _send(stream: BinaryIO, message: tuple[Any, ...]) -> None:

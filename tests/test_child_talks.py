@@ -55,3 +55,21 @@ def test_telling_a_dead_child_says_it_died() -> None:
             child.tell(b"x" * 65536)
         child.hear()
     child.stop()
+
+
+def test_a_token_is_taken_by_exactly_one_of_the_processes() -> None:
+    """A job either process may do goes to the first to take the token: of a parent and
+    its forked children, one ``take`` in all returns True."""
+    token = processes.Token()
+    children = [processes.Child.start(token.take, f"taker {n}") for n in range(4)]
+    assert all(child is not None for child in children)
+    taken = [child.result() for child in children if child is not None] + [token.take()]
+    assert taken.count(True) == 1 and taken.count(False) == 4
+    assert token.take() is False
+    token.close()
+
+
+def test_a_token_is_taken_once_in_one_process() -> None:
+    token = processes.Token()
+    assert [token.take(), token.take(), token.take()] == [True, False, False]
+    token.close()

@@ -305,6 +305,43 @@ def test_pages_written_by_a_second_process_are_the_same_files(tmp_path: Path) ->
         (report_two.pages, report_two.written, report_two.bytes)
 
 
+@pytest.mark.parametrize("slower", ["write_articles", "write_search"])
+def test_the_lists_go_to_the_process_free_first_and_the_files_stay_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slower: str) -> None:
+    """The browse lists, home page and feed are written by whichever of the two processes
+    is free first: the pages process when the bundle is slower (a full build), the bundle's
+    process when the article pages are (a day's update). Either way the site is the one a
+    single process builds, byte for byte."""
+    import os
+    import time
+
+    from archive.site import builder
+    index = index_folder(tmp_path, ARTICLES)
+    one, two = tmp_path / "one", tmp_path / "two"
+    build_site(index, one, SiteConfig(page_size=2), procs=1)
+    parent, writers = os.getpid(), tmp_path / "writers"
+    slowed, write_lists = getattr(builder._Site, slower), builder._Site.write_lists
+
+    def slow(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        time.sleep(3)
+        return slowed(self, *args, **kwargs)
+
+    def noted(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        with writers.open("a") as out:
+            out.write(f"{os.getpid()}\n")
+        return write_lists(self, *args, **kwargs)
+    monkeypatch.setattr(builder._Site, slower, slow)
+    monkeypatch.setattr(builder._Site, "write_lists", noted)
+    build_site(index, two, SiteConfig(page_size=2), procs=2)
+    taken_by = [int(line) for line in writers.read_text().split()]
+    assert len(taken_by) == 1
+    assert (taken_by[0] == parent) == (slower == "write_articles")
+    files = sorted(p.relative_to(one).as_posix() for p in one.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(two).as_posix() for p in two.rglob("*") if p.is_file())
+    for name in files:
+        assert (one / name).read_bytes() == (two / name).read_bytes(), name
+
+
 def test_a_failing_page_process_is_one_line_not_a_traceback(tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     from archive.site import builder

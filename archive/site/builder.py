@@ -94,8 +94,9 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
     """Build (or bring up to date) the static site for the index at ``index_dir`` in ``out``.
 
     With two processes (``procs``; by default when a second process pays, see
-    ``processes.second_process_pays``) a forked child writes the pages while this process
-    builds the search bundle (itself on two processes); the files are the same either way.
+    ``processes.second_process_pays``) a forked child writes the article pages while this
+    process builds the search bundle (itself on two processes), and the first of the two to
+    be free writes the browse lists; the files are the same either way.
     With ``cluster`` (a Dask client) the search bundle is built by its workers while this
     process writes the pages (``archive.distributed.site``); the files are the same again.
     """
@@ -130,6 +131,17 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
 
 
 # --- the pages ------------------------------------------------------------------------------
+
+@dataclass
+class _Written:
+    """What the pages process hands back: its files (``OutputFolder.record``), the page keys
+    and sitemap addresses of what it wrote, and the related lists to remember."""
+
+    record: Record
+    next_pages: dict[str, Any]
+    sitemap: list[str]
+    next_related: dict[str, Any]
+
 
 def _content_key(theme: str, path: str, digest: str, related: list[tuple[str, str]],
                  copies: list[Any]) -> str:
@@ -166,43 +178,63 @@ class _Site:
         self.listings: dict[int, Listed] | None = None  # read when first needed
 
     def build(self, procs: int, bundle: Any = None) -> None:
-        """With ``bundle`` (a ``DistributedBundle``) its tasks are submitted first, so a
-        cluster's workers build the search bundle while this process writes the pages."""
+        """With two processes a forked child writes the article pages while this process
+        builds the search bundle; the browse lists, home page and feed go to whichever of
+        the two is free first (on a day's update the bundle is quick and the related lists
+        are not). With ``bundle`` (a ``DistributedBundle``) its tasks are submitted first, so
+        a cluster's workers build the search bundle while this process writes the pages."""
         everything = self.archive.search("", sort="newest", page_size=1, all_copies=True)
         self.articles = everything.total
         self.facets = everything.facets
         if bundle is not None:
             bundle.submit()
-        pages = processes.Child.start(lambda: self.write_pages(everything),
+        lists = processes.Token()
+        pages = processes.Child.start(lambda: self.write_pages(everything, lists),
                                       "the process writing the site's pages") \
             if procs > 1 and bundle is None else None
         try:
             if pages is None:
-                self.write_pages(everything)
+                self.write_pages(everything, lists)
             self.write_search(procs, bundle, everything.total)
+            if lists.take():
+                self.write_lists(everything)
             if pages is not None:
-                self.folder.merge(pages.result())
+                self.merge(pages.result())
                 if self.progress:
                     self.progress(everything.total, everything.total)
+            self.write_static()
+            state.write_json(self.folder.root / RELATED_CACHE, self.next_related)
+            # in path order: the same file whichever process wrote which pages
+            state.write_json(self.folder.root / PAGES_CACHE, dict(sorted(self.next_pages.items())))
         finally:
+            lists.close()
             if pages is not None:
                 pages.stop()
             if bundle is not None:
                 bundle.release()
 
-    def write_pages(self, everything: ResultsPage) -> Record:
-        """Every page but the search page (which goes with the search bundle), the feeds,
-        the crawler files and the related-articles cache; what was written, for ``merge``."""
+    def write_pages(self, everything: ResultsPage, lists: processes.Token) -> _Written:
+        """Every article page, and the lists if this process takes them first; what was
+        written and remembered, for another process's ``merge``."""
         self.write_articles(everything.total)
+        if lists.take():
+            self.write_lists(everything)
+        return _Written(self.folder.record(), self.next_pages, self.sitemap, self.next_related)
+
+    def write_lists(self, everything: ResultsPage) -> None:
+        """The home page, the browse lists (dates and facets) and the site's feed."""
         self.write_home(everything)
         self.write_dates()
         for name in FACETS:
             self.write_facet(name, everything.facets[name])
         self.write_feed("feed.xml", self.config.title, Filters())
-        self.write_static()
-        state.write_json(self.folder.root / RELATED_CACHE, self.next_related)
-        state.write_json(self.folder.root / PAGES_CACHE, self.next_pages)
-        return self.folder.record()
+
+    def merge(self, written: _Written) -> None:
+        """Take in what the pages process wrote and remembered."""
+        self.folder.merge(written.record)
+        self.next_pages.update(written.next_pages)
+        self.sitemap.extend(written.sitemap)
+        self.next_related = written.next_related
 
     # -- rendering helpers --
 
