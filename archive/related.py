@@ -117,9 +117,12 @@ def _term_scores(postings: _Postings, searcher: Any, needed: np.ndarray,
     scores = np.zeros(len(docs))
     starts = np.searchsorted(terms, needed, side="left")   # postings are in term order
     ends = np.searchsorted(terms, needed, side="right")
+    functions: dict[int, Any] = {}  # one per document frequency: many terms share one
     for term, lo, hi in zip(needed, starts, ends):
-        score = weighting.score_function(searcher, FIELD, int(postings.doc_frequency[term]))
-        scores[lo:hi] = score(counts[lo:hi], lengths[docs[lo:hi]])
+        df = int(postings.doc_frequency[term])
+        if df not in functions:
+            functions[df] = weighting.score_function(searcher, FIELD, df)
+        scores[lo:hi] = functions[df](counts[lo:hi], lengths[docs[lo:hi]])
     return sparse.csr_matrix((scores, (terms, docs)), shape=(len(postings.words), doc_count))
 
 

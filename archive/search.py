@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
@@ -586,6 +586,12 @@ class Archive:
             docnum = self._tables.docnum_of(article_id)
             if docnum is not None:
                 numbers[docnum] = article_id
+        return self.related_by_number(numbers, limit)
+
+    def related_by_number(self, numbers: Mapping[int, str], limit: int = 5
+                          ) -> dict[str, list[str]]:
+        """``related_lists`` of articles already known by document number (``numbers``: number
+        -> id, as ``listings`` gives them), which spares looking each id up in the index."""
         table = related.related_table(self.searcher, numbers, limit, self._tables.clusters(),
                                       self.column_index())
         ids: dict[int, str] = dict(numbers)

@@ -76,6 +76,9 @@ def test_related_lists_from_the_columns_equal_those_from_whoosh(
     with Archive(folder) as archive:
         assert archive.column_index() is not None
         assert archive.related_lists(ids, limit=5) == from_whoosh
+        listings = archive.listings()   # by document number, as the site builder asks
+        assert archive.related_by_number({n: listed.id for n, listed in listings.items()},
+                                         limit=5) == from_whoosh
     assert sum(1 for found in from_whoosh.values() if found) > len(ids) // 2
 
 

@@ -327,13 +327,15 @@ class _Site:
 
     def _all_related(self) -> dict[str, list[str]]:
         """Every article's related ids: the cache's when the collection is unchanged."""
+        listings = self.read_listings()
         live = self.content_hashes = {listed.id: listed.content_hash
-                                      for listed in self.read_listings().values()}
+                                      for listed in listings.values()}
         key = hashlib.sha256(json.dumps([self.config.related, sorted(live.items())])
                              .encode("utf-8")).hexdigest()
         lists = self.related_cache.get("lists")
         if self.related_cache.get("collection") != key or not isinstance(lists, dict):
-            lists = self.archive.related_lists(list(live), self.config.related)
+            lists = self.archive.related_by_number(
+                {number: listed.id for number, listed in listings.items()}, self.config.related)
         self.next_related = {"collection": key, "lists": lists}
         return lists
 
