@@ -210,7 +210,7 @@ class Token:
         """True for the first caller in any of the processes, False ever after."""
         try:
             return os.read(self._read, 1) == b"t"
-        except (BlockingIOError, OSError):
+        except OSError:   # this end closed; a taken token reads b"" (the writer is closed)
             return False
 
     def close(self) -> None:

@@ -289,6 +289,16 @@ def test_site_builds_over_articles_with_no_body(tmp_path: Path) -> None:
     assert any("Cocoa prices climb in Ivory Coast" in t for t in titles)
 
 
+def assert_same_files(one: Path, two: Path) -> list[str]:
+    """Two output folders hold the same files, byte for byte, the builder's own state files
+    included; their paths."""
+    files = sorted(p.relative_to(one).as_posix() for p in one.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(two).as_posix() for p in two.rglob("*") if p.is_file())
+    for name in files:
+        assert (one / name).read_bytes() == (two / name).read_bytes(), name
+    return files
+
+
 def test_pages_written_by_a_second_process_are_the_same_files(tmp_path: Path) -> None:
     """With two processes a forked child writes the pages while the parent builds the search
     bundle; the site is the one a single process builds, file for file."""
@@ -296,11 +306,7 @@ def test_pages_written_by_a_second_process_are_the_same_files(tmp_path: Path) ->
     one, two = tmp_path / "one", tmp_path / "two"
     report_one = build_site(index, one, SiteConfig(page_size=2), procs=1)
     report_two = build_site(index, two, SiteConfig(page_size=2), procs=2)
-    files = sorted(p.relative_to(one).as_posix() for p in one.rglob("*") if p.is_file())
-    assert files == sorted(p.relative_to(two).as_posix() for p in two.rglob("*") if p.is_file())
-    assert len(files) > 20
-    for name in files:
-        assert (one / name).read_bytes() == (two / name).read_bytes(), name
+    assert len(assert_same_files(one, two)) > 20
     assert (report_one.pages, report_one.written, report_one.bytes) == \
         (report_two.pages, report_two.written, report_two.bytes)
 
@@ -336,10 +342,7 @@ def test_the_lists_go_to_the_process_free_first_and_the_files_stay_the_same(
     taken_by = [int(line) for line in writers.read_text().split()]
     assert len(taken_by) == 1
     assert (taken_by[0] == parent) == (slower == "write_articles")
-    files = sorted(p.relative_to(one).as_posix() for p in one.rglob("*") if p.is_file())
-    assert files == sorted(p.relative_to(two).as_posix() for p in two.rglob("*") if p.is_file())
-    for name in files:
-        assert (one / name).read_bytes() == (two / name).read_bytes(), name
+    assert_same_files(one, two)
 
 
 def test_a_failing_page_process_is_one_line_not_a_traceback(tmp_path: Path,
