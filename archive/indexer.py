@@ -23,6 +23,7 @@ from archive.enrich.duplicates import DuplicateFinder
 from archive.reading import Examined, examine
 from archive.sources import Discovery, IngestError, PassedOver, ReaderOptions, SourceFile, \
     discover
+from archive.store import statistics
 
 
 @dataclass
@@ -136,6 +137,8 @@ class Indexer:
             # the columnar sidecars of the segments this run left (archive.columns.sync)
             if self.columns_from is not None:
                 columns.sync_columns(self.folder, store.open_index(self.folder))
+            # the statistics related-article lists are weighed by, when due (store.statistics)
+            statistics.renew(self.folder, store.open_index(self.folder), force=rebuild)
         return report
 
     def _update(self, paths: Sequence[str | Path], sources: list[SourceFile], rebuild: bool,

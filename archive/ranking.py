@@ -105,16 +105,20 @@ class NewsBM25F(scoring.BM25F):
         """The idf ``idf`` gives a term, from the counts (for callers that already hold them)."""
         return self._idf_of(doc_count, doc_frequency)
 
-    def score_function(self, searcher: Any, fieldname: str,
-                       doc_frequency: int) -> Callable[[Any, Any], Any]:
+    def score_function(self, searcher: Any, fieldname: str, doc_frequency: int, *,
+                       doc_count: int | None = None,
+                       avg_length: float | None = None) -> Callable[[Any, Any], Any]:
         """``score(weight, length)`` of a term of ``fieldname`` held by ``doc_frequency``
         articles: the arithmetic of this weighting's scorer for it, for callers that already
         hold the term's document frequency (a whole-index pass), without the scorer's own
         per-term index lookups. Works element by element on numpy arrays alike, so each
-        score equals the one a search computes."""
+        score equals the one a search computes. ``doc_count`` and ``avg_length`` replace the
+        searcher's (for statistics kept from another time, ``store.statistics``)."""
         parent = searcher.get_parent()
-        idf = self.idf_of(parent.doc_count_all(), doc_frequency)
-        avg_length = parent.avg_field_length(fieldname) or 1
+        idf = self.idf_of(parent.doc_count_all() if doc_count is None else doc_count,
+                          doc_frequency)
+        if avg_length is None:
+            avg_length = parent.avg_field_length(fieldname) or 1
         B, K1 = self.field_B(fieldname), self.K1
         field_weight = self.field_weight(fieldname)
 

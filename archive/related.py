@@ -13,7 +13,10 @@ article's key terms and every candidate's score come from one pass over the body
   posting scores (the weighting's own BM25 arithmetic, element by element), ranked by score
   then document number, as Whoosh's top-N collector ranks.
 
-``tests/test_related.py`` compares the lists with Whoosh's ``more_like`` article by article.
+The collection statistics (each word's document frequency and count, the article count, the
+average body length) come from the index's snapshot (``store.statistics``) when it has one, so
+a day's new articles do not re-rank every list; with the snapshot taken from the index as it
+is, the lists are Whoosh's. ``tests/test_related.py`` compares them article by article.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import numpy as np
 from scipy import sparse
 
 from archive import store
+from archive.store.statistics import CollectionStats
 
 FIELD = "body"
 KEY_TERMS = 10
@@ -84,30 +88,53 @@ def _postings_from_columns(columns: Any) -> _Postings:
     return _Postings(docs, terms, counts, doc_frequency, frequency, words)
 
 
-def _key_terms(postings: _Postings, doc_count: int, rows: np.ndarray) -> sparse.csr_matrix:
+@dataclass
+class _Weights:
+    """The collection statistics the lists are weighed by, per term of ``_Postings``."""
+
+    doc_count: int
+    avg_length: float
+    doc_frequency: np.ndarray
+    frequency: np.ndarray
+
+
+def _weights(postings: _Postings, searcher: Any, stats: CollectionStats | None) -> _Weights:
+    """The snapshot's statistics when there is one, else the index's own."""
+    if stats is None:
+        return _Weights(searcher.reader().doc_count_all(),
+                        searcher.avg_field_length(FIELD) or 1, postings.doc_frequency,
+                        postings.frequency)
+    doc_frequency, frequency = stats.aligned(postings.words)
+    return _Weights(stats.doc_count, stats.avg_length, doc_frequency, frequency)
+
+
+def _key_terms(postings: _Postings, weights: _Weights, doc_count: int,
+               rows: np.ndarray) -> sparse.csr_matrix:
     """Each article's key terms and their weights, as Whoosh's ``Expander`` picks them."""
     keep = np.isin(postings.docs, rows)
     docs, terms = postings.docs[keep], postings.terms[keep]
     counts = postings.counts[keep]
     # Bo1: count * log2((1 + f) / f) + log2(1 + f), f = collection frequency / N; the logs
     # per term with math.log, as whoosh.classify.Bo1Model.score computes them
-    share = postings.frequency / doc_count
+    share = weights.frequency / weights.doc_count
     ratio_log = np.array([math.log((1.0 + f) / f, 2) if f > 0 else 0.0 for f in share])
     plus_log = np.array([math.log(1.0 + f, 2) for f in share])
     bo1 = counts * ratio_log[terms] + plus_log[terms]
     # weights are divided by the article's best score (``expanded_terms``, normalize=False)
     best = np.zeros(doc_count)
     np.maximum.at(best, docs, bo1)
-    weight = bo1 / best[docs]
+    # (a word only articles newer than a snapshot use weighs nothing by its statistics, and
+    # is no key term)
+    weight = np.divide(bo1, best[docs], out=np.zeros_like(bo1), where=best[docs] > 0)
     order = np.lexsort((terms, -weight, docs))
     docs, terms, weight = docs[order], terms[order], weight[order]
     first = np.searchsorted(docs, docs, side="left")
-    top = (np.arange(len(docs)) - first) < KEY_TERMS
+    top = ((np.arange(len(docs)) - first) < KEY_TERMS) & (weight > 0)
     return sparse.csr_matrix((weight[top], (docs[top], terms[top])),
                              shape=(doc_count, len(postings.words)))
 
 
-def _term_scores(postings: _Postings, searcher: Any, needed: np.ndarray,
+def _term_scores(postings: _Postings, weights: _Weights, searcher: Any, needed: np.ndarray,
                  doc_count: int, lengths: np.ndarray) -> sparse.csr_matrix:
     """The weighting's score of every posting of the ``needed`` terms, terms by articles."""
     weighting = searcher.weighting
@@ -119,19 +146,23 @@ def _term_scores(postings: _Postings, searcher: Any, needed: np.ndarray,
     ends = np.searchsorted(terms, needed, side="right")
     functions: dict[int, Any] = {}  # one per document frequency: many terms share one
     for term, lo, hi in zip(needed, starts, ends):
-        df = int(postings.doc_frequency[term])
+        df = int(weights.doc_frequency[term])
         if df not in functions:
-            functions[df] = weighting.score_function(searcher, FIELD, df)
+            functions[df] = weighting.score_function(searcher, FIELD, df,
+                                                     doc_count=weights.doc_count,
+                                                     avg_length=weights.avg_length)
         scores[lo:hi] = functions[df](counts[lo:hi], lengths[docs[lo:hi]])
     return sparse.csr_matrix((scores, (terms, docs)), shape=(len(postings.words), doc_count))
 
 
 def related_table(searcher: Any, articles: Iterable[int], limit: int,
-                  clusters: list[str], columns: Any = None) -> dict[int, list[int]]:
+                  clusters: list[str], columns: Any = None,
+                  stats: CollectionStats | None = None) -> dict[int, list[int]]:
     """For each article (document number) in ``articles``, the numbers of up to ``limit``
     articles most like it, other copies of its own wire story left out. With ``columns``
     (the index's ``archive.columns.ColumnIndex``) the postings and lengths are read from
-    its sidecars; the lists are the same."""
+    its sidecars; the lists are the same. ``stats``: the statistics to weigh by (the
+    index's snapshot); without, the index's own."""
     wanted = np.array(sorted(set(articles)), dtype=np.int64)
     reader = searcher.reader()
     doc_count = reader.doc_count_all()
@@ -150,8 +181,10 @@ def related_table(searcher: Any, articles: Iterable[int], limit: int,
     alive = live[postings.docs]
     postings = _Postings(postings.docs[alive], postings.terms[alive], postings.counts[alive],
                          postings.doc_frequency, postings.frequency, postings.words)
-    keys = _key_terms(postings, doc_count, wanted)
-    scores = _term_scores(postings, searcher, np.unique(keys.indices), doc_count, lengths)
+    weights = _weights(postings, searcher, stats)
+    keys = _key_terms(postings, weights, doc_count, wanted)
+    scores = _term_scores(postings, weights, searcher, np.unique(keys.indices), doc_count,
+                          lengths)
     top = limit + 5  # as many as the Whoosh path asked for before leaving out copies
     for start in range(0, len(wanted), BATCH):
         batch = wanted[start:start + BATCH]

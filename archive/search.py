@@ -24,6 +24,7 @@ from whoosh import collectors, highlight, query as wq, searching as whoosh_searc
 
 from archive import columns, query, ranking, related, store
 from archive._tables import Tables
+from archive.store import statistics
 from archive.article import Article, web_url
 from archive.query import Filters, QueryError
 
@@ -222,6 +223,7 @@ class Archive:
         self.parser = query.make_parser(self.index.schema)
         self._tables = Tables(self.searcher)
         self._listed: dict[tuple[int, str], Hit] = {}
+        self._related_stats: list[statistics.CollectionStats | None] = []  # read on first use
 
     def __enter__(self) -> Archive:
         return self
@@ -580,7 +582,8 @@ class Archive:
 
     def related_lists(self, article_ids: Iterable[str], limit: int = 5) -> dict[str, list[str]]:
         """``related_ids`` of many articles, computed together in one pass over the postings
-        (``archive.related``): the same lists, without a search per article."""
+        (``archive.related``), weighed by ``related_statistics``: while those are the index's
+        own (no snapshot, or one just taken), the same lists, without a search per article."""
         numbers: dict[int, str] = {}
         for article_id in article_ids:
             docnum = self._tables.docnum_of(article_id)
@@ -593,7 +596,7 @@ class Archive:
         """``related_lists`` of articles already known by document number (``numbers``: number
         -> id, as ``listings`` gives them), which spares looking each id up in the index."""
         table = related.related_table(self.searcher, numbers, limit, self._tables.clusters(),
-                                      self.column_index())
+                                      self.column_index(), self.related_statistics())
         ids: dict[int, str] = dict(numbers)
 
         def id_of(docnum: int) -> str:
@@ -602,6 +605,13 @@ class Archive:
             return ids[docnum]
 
         return {numbers[d]: [id_of(r) for r in found] for d, found in table.items()}
+
+    def related_statistics(self) -> statistics.CollectionStats | None:
+        """The collection statistics ``related_lists`` weighs by: the index's snapshot
+        (``store.statistics``), or None when it has none and the index's own are used."""
+        if not self._related_stats:
+            self._related_stats.append(statistics.read(self.folder))
+        return self._related_stats[0]
 
     def copies(self, article: Article | Listed) -> list[Hit]:
         """Other articles in the same wire-copy cluster."""

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 from whoosh import query as wq, sorting
 
+from archive import store
 from archive.query import Filters
 from archive.search import Archive
+from archive.store import statistics
 from cli_checks import index_folder
 
 pytestmark = pytest.mark.corpus
@@ -48,7 +50,10 @@ def bbc_index(tmp_path_factory: pytest.TempPathFactory, corpora_dir: Path) -> Pa
 
 @pytest.mark.parametrize("which", ["reuters_index", "bbc_index"])
 def test_related_lists_equal_whoosh_more_like(which: str, request: pytest.FixtureRequest) -> None:
-    with Archive(request.getfixturevalue(which)) as archive:
+    """Weighed by statistics taken from the index as it is, the lists are Whoosh's."""
+    folder = request.getfixturevalue(which)
+    statistics.renew(folder, store.open_index(folder), force=True)
+    with Archive(folder) as archive:
         reader = archive.searcher.reader()
         ids = [archive.searcher.stored_fields(d)["id"] for d in reader.all_doc_ids()]
         assert reader.has_deletions() or which == "bbc_index"
@@ -80,6 +85,51 @@ def test_related_lists_from_the_columns_equal_those_from_whoosh(
         assert archive.related_by_number({n: listed.id for n, listed in listings.items()},
                                          limit=5) == from_whoosh
     assert sum(1 for found in from_whoosh.values() if found) > len(ids) // 2
+
+
+def live_ids(archive: Archive) -> list[str]:
+    return [archive.searcher.stored_fields(d)["id"]
+            for d in archive.searcher.reader().all_doc_ids()]
+
+
+def test_the_index_keeps_its_statistics_until_the_collection_has_moved(
+        tmp_path: Path, corpora_dir: Path) -> None:
+    """``archive index`` takes the statistics snapshot with the first articles and again
+    only once the number of articles has moved by more than ``RENEW_AFTER``; with the
+    snapshot kept, an old article's list changes only where a new article ranks into it
+    (the old articles it lists keep their order, the last ones pushed out)."""
+    files = tmp_path / "files"
+    files.mkdir()
+    business = sorted((corpora_dir / "bbc" / "business").glob("*.txt"))
+    for path in business[:300]:
+        shutil.copy(path, files / path.name)
+    folder = index([files], tmp_path / "index")
+    taken = statistics.read(folder)
+    assert taken is not None and taken.articles == 300
+    with Archive(folder) as archive:
+        before = archive.related_lists(live_ids(archive))
+    tech = sorted((corpora_dir / "bbc" / "tech").glob("*.txt"))
+    for path in tech[:25]:   # about 8% more: the snapshot stays
+        shutil.copy(path, files / ("tech-" + path.name))
+    index([files], folder)
+    kept = statistics.read(folder)
+    assert kept is not None and kept.fingerprint == taken.fingerprint
+    with Archive(folder) as archive:
+        after = archive.related_lists(live_ids(archive))
+    new = set(after) - set(before)
+    assert len(new) == 25
+    entered = [i for i in before if after[i] != before[i]]
+    assert entered and len(entered) < len(before) // 2
+    for article_id in before:
+        old_ones = [i for i in after[article_id] if i not in new]
+        assert old_ones == before[article_id][:len(old_ones)], article_id
+        assert after[article_id] == before[article_id] or new & set(after[article_id])
+    for path in tech[25:60]:   # past the share: taken again, from the index as it is
+        shutil.copy(path, files / ("tech-" + path.name))
+    index([files], folder)
+    renewed = statistics.read(folder)
+    assert renewed is not None and renewed.articles == 360
+    assert renewed.fingerprint != taken.fingerprint
 
 
 def reference_pages(archive: Archive, filters: Filters, sort: str, size: int) -> list[list[str]]:

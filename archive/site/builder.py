@@ -330,8 +330,9 @@ class _Site:
         listings = self.read_listings()
         live = self.content_hashes = {listed.id: listed.content_hash
                                       for listed in listings.values()}
-        key = hashlib.sha256(json.dumps([self.config.related, sorted(live.items())])
-                             .encode("utf-8")).hexdigest()
+        stats = self.archive.related_statistics()
+        key = hashlib.sha256(json.dumps([self.config.related, stats.fingerprint if stats else "",
+                                         sorted(live.items())]).encode("utf-8")).hexdigest()
         lists = self.related_cache.get("lists")
         if self.related_cache.get("collection") != key or not isinstance(lists, dict):
             lists = self.archive.related_by_number(

@@ -9,6 +9,8 @@ imports (``from archive import store``; ``store.open_index(...)``).
   creating an index; importing it makes Whoosh read mapped segments without copying them.
 - ``fastwriter``: the writer's fast path, and every use of Whoosh's private names.
 - ``writers``: which writer a run opens (one process or two), and ending one that fails.
+- ``statistics``: the snapshot of collection statistics that related-article lists are
+  weighed by, taken by ``archive index`` (imported on its own).
 - ``check``: ``archive check``, imported on its own (``archive.store.check``).
 """
 
