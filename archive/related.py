@@ -22,7 +22,7 @@ is, the lists are Whoosh's. ``tests/test_related.py`` compares them article by a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,10 +135,14 @@ def _key_terms(postings: _Postings, weights: _Weights, doc_count: int,
 
 
 def _term_scores(postings: _Postings, weights: _Weights, searcher: Any, needed: np.ndarray,
-                 doc_count: int, lengths: np.ndarray) -> sparse.csr_matrix:
-    """The weighting's score of every posting of the ``needed`` terms, terms by articles."""
+                 doc_count: int, lengths: np.ndarray,
+                 among: np.ndarray | None = None) -> sparse.csr_matrix:
+    """The weighting's score of every posting of the ``needed`` terms (of the articles
+    ``among`` only, when given), terms by articles."""
     weighting = searcher.weighting
     keep = np.isin(postings.terms, needed)
+    if among is not None:
+        keep &= np.isin(postings.docs, among)
     docs, terms = postings.docs[keep], postings.terms[keep]
     counts = postings.counts[keep]
     scores = np.zeros(len(docs))
@@ -155,20 +159,36 @@ def _term_scores(postings: _Postings, weights: _Weights, searcher: Any, needed: 
     return sparse.csr_matrix((scores, (terms, docs)), shape=(len(postings.words), doc_count))
 
 
-def related_table(searcher: Any, articles: Iterable[int], limit: int,
-                  clusters: list[str], columns: Any = None,
-                  stats: CollectionStats | None = None) -> dict[int, list[int]]:
-    """For each article (document number) in ``articles``, the numbers of up to ``limit``
-    articles most like it, other copies of its own wire story left out. With ``columns``
-    (the index's ``archive.columns.ColumnIndex``) the postings and lengths are read from
-    its sidecars; the lists are the same. ``stats``: the statistics to weigh by (the
-    index's snapshot); without, the index's own."""
-    wanted = np.array(sorted(set(articles)), dtype=np.int64)
+@dataclass
+class Ranked:
+    """An article's best candidates, best first (score falling, then document number), as
+    document numbers and scores: the ``limit + 5`` a list is cut from (copies of the
+    article's own story are left out after), and one more, the best left out. A later
+    build merges new articles into them instead of ranking every article again."""
+
+    numbers: np.ndarray
+    scores: np.ndarray
+
+
+def _kept(limit: int) -> int:
+    """How many candidates a ``Ranked`` holds: as many as the Whoosh path asked for before
+    leaving out copies, and one more."""
+    return limit + 6
+
+
+@dataclass
+class _Pass:
+    """What scoring any article against any other needs, read once."""
+
+    postings: _Postings
+    weights: _Weights
+    lengths: np.ndarray
+    doc_count: int
+
+
+def _prepare(searcher: Any, columns: Any, stats: CollectionStats | None) -> _Pass:
     reader = searcher.reader()
     doc_count = reader.doc_count_all()
-    out: dict[int, list[int]] = {int(d): [] for d in wanted}
-    if not len(wanted) or not doc_count:
-        return out
     if columns is not None:
         postings = _postings_from_columns(columns)
         lengths = columns.field_lengths(FIELD)
@@ -181,25 +201,98 @@ def related_table(searcher: Any, articles: Iterable[int], limit: int,
     alive = live[postings.docs]
     postings = _Postings(postings.docs[alive], postings.terms[alive], postings.counts[alive],
                          postings.doc_frequency, postings.frequency, postings.words)
-    weights = _weights(postings, searcher, stats)
-    keys = _key_terms(postings, weights, doc_count, wanted)
-    scores = _term_scores(postings, weights, searcher, np.unique(keys.indices), doc_count,
-                          lengths)
-    top = limit + 5  # as many as the Whoosh path asked for before leaving out copies
-    for start in range(0, len(wanted), BATCH):
-        batch = wanted[start:start + BATCH]
+    return _Pass(postings, _weights(postings, searcher, stats), lengths, doc_count)
+
+
+def _best(candidates: np.ndarray, values: np.ndarray, count: int) -> Ranked:
+    """The ``count`` best of the candidates, by score falling then document number."""
+    if len(values) > count:  # only those scoring at least the count-th best can rank
+        floor = np.partition(values, len(values) - count)[len(values) - count]
+        contenders = values >= floor
+        candidates, values = candidates[contenders], values[contenders]
+    best = np.lexsort((candidates, -values))[:count]
+    return Ranked(candidates[best].astype(np.int64), values[best])
+
+
+def _rank(keys: sparse.csr_matrix, rows: np.ndarray, scores: sparse.csr_matrix, count: int,
+          previous: Mapping[int, Ranked] | None = None) -> dict[int, Ranked]:
+    """Each row's ``count`` best candidates among the columns of ``scores``; with
+    ``previous``, merged with the row's earlier best (none of them among the columns)."""
+    out: dict[int, Ranked] = {}
+    for start in range(0, len(rows), BATCH):
+        batch = rows[start:start + BATCH]
         product = (keys[batch] @ scores).tocsr()
         for row, docnum in enumerate(batch):
             lo, hi = product.indptr[row], product.indptr[row + 1]
             candidates, values = product.indices[lo:hi], product.data[lo:hi]
             others = candidates != docnum
             candidates, values = candidates[others], values[others]
-            if len(values) > top:  # only those scoring at least the top-th best can rank
-                floor = np.partition(values, len(values) - top)[len(values) - top]
-                contenders = values >= floor
-                candidates, values = candidates[contenders], values[contenders]
-            best = np.lexsort((candidates, -values))[:top]
-            cluster = clusters[docnum]
-            out[int(docnum)] = [int(c) for c in candidates[best]
-                                if not cluster or clusters[c] != cluster][:limit]
+            if previous is not None:
+                earlier = previous[int(docnum)]
+                candidates = np.concatenate([earlier.numbers, candidates])
+                values = np.concatenate([earlier.scores, values])
+            out[int(docnum)] = _best(candidates, values, count)
     return out
+
+
+def related_lists(ranked: Mapping[int, Ranked], clusters: list[str],
+                  limit: int) -> dict[int, list[int]]:
+    """The related lists of ``ranked_table``'s candidates: each article's best
+    ``limit + 5``, copies of its own story left out, cut to ``limit``."""
+    out = {}
+    for docnum, found in ranked.items():
+        cluster = clusters[docnum]
+        out[docnum] = [int(c) for c in found.numbers[:_kept(limit) - 1]
+                       if not cluster or clusters[c] != cluster][:limit]
+    return out
+
+
+def ranked_table(searcher: Any, articles: Iterable[int], limit: int, columns: Any = None,
+                 stats: CollectionStats | None = None,
+                 previous: Mapping[int, Ranked] | None = None,
+                 changed: Iterable[int] = ()) -> dict[int, Ranked]:
+    """Each article's ``Ranked`` candidates (see ``related_table``).
+
+    With ``previous`` (an earlier build's ``Ranked`` of articles whose content is unchanged
+    since, by their current document numbers, weighed by the same statistics, none of whose
+    candidates has changed or gone since) and ``changed`` (the document numbers of every
+    article new or changed since): those articles are ranked by merging the changed ones
+    into their earlier best, and only the others are ranked against every article. A merge
+    is exact where the earlier best was cut between two different scores; where a tie
+    straddles the cut, the article is ranked afresh.
+    """
+    wanted = np.array(sorted(set(articles)), dtype=np.int64)
+    reader = searcher.reader()
+    if not len(wanted) or not reader.doc_count_all():
+        return {int(d): Ranked(np.zeros(0, np.int64), np.zeros(0)) for d in wanted}
+    count = _kept(limit)
+    previous = {d: found for d, found in (previous or {}).items()
+                if len(found.scores) < count or found.scores[-2] != found.scores[-1]}
+    run = _prepare(searcher, columns, stats)
+    keys = _key_terms(run.postings, run.weights, run.doc_count, wanted)
+    merged = wanted[np.isin(wanted, np.fromiter(previous, dtype=np.int64, count=len(previous)))]
+    afresh = wanted[~np.isin(wanted, merged)]
+    ranked: dict[int, Ranked] = {}
+    if len(afresh):
+        scores = _term_scores(run.postings, run.weights, searcher,
+                              np.unique(keys[afresh].indices), run.doc_count, run.lengths)
+        ranked.update(_rank(keys, afresh, scores, count))
+    if len(merged):
+        new = np.array(sorted(set(changed)), dtype=np.int64)
+        scores = _term_scores(run.postings, run.weights, searcher,
+                              np.unique(keys[merged].indices), run.doc_count, run.lengths,
+                              among=new)
+        ranked.update(_rank(keys, merged, scores, count, previous))
+    return ranked
+
+
+def related_table(searcher: Any, articles: Iterable[int], limit: int,
+                  clusters: list[str], columns: Any = None,
+                  stats: CollectionStats | None = None) -> dict[int, list[int]]:
+    """For each article (document number) in ``articles``, the numbers of up to ``limit``
+    articles most like it, other copies of its own wire story left out. With ``columns``
+    (the index's ``archive.columns.ColumnIndex``) the postings and lengths are read from
+    its sidecars; the lists are the same. ``stats``: the statistics to weigh by (the
+    index's snapshot); without, the index's own."""
+    return related_lists(ranked_table(searcher, articles, limit, columns, stats),
+                         clusters, limit)

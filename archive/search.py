@@ -595,8 +595,23 @@ class Archive:
                           ) -> dict[str, list[str]]:
         """``related_lists`` of articles already known by document number (``numbers``: number
         -> id, as ``listings`` gives them), which spares looking each id up in the index."""
-        table = related.related_table(self.searcher, numbers, limit, self._tables.clusters(),
-                                      self.column_index(), self.related_statistics())
+        return self.related_ranked(numbers, limit)[0]
+
+    def related_ranked(self, numbers: Mapping[int, str], limit: int = 5,
+                       previous: Mapping[int, related.Ranked] | None = None,
+                       changed: Iterable[int] = ()
+                       ) -> tuple[dict[str, list[str]], dict[int, related.Ranked]]:
+        """``related_by_number``'s lists, and each article's ranked candidates for a later
+        call to merge into: given ``previous`` (an earlier call's candidates of articles
+        unchanged since, none of whose candidates changed or went, by their current document
+        numbers) and ``changed`` (the numbers of the articles new or changed since), only
+        the other articles are ranked against every article (``related.ranked_table``).
+        The lists are the same. Without a statistics snapshot every change moves every
+        weight, so ``previous`` is not used."""
+        stats = self.related_statistics()
+        ranked = related.ranked_table(self.searcher, numbers, limit, self.column_index(), stats,
+                                      previous if stats is not None else None, changed)
+        table = related.related_lists(ranked, self._tables.clusters(), limit)
         ids: dict[int, str] = dict(numbers)
 
         def id_of(docnum: int) -> str:
@@ -604,7 +619,7 @@ class Archive:
                 ids[docnum] = self.searcher.stored_fields(docnum)["id"]
             return ids[docnum]
 
-        return {numbers[d]: [id_of(r) for r in found] for d, found in table.items()}
+        return {numbers[d]: [id_of(r) for r in found] for d, found in table.items()}, ranked
 
     def related_statistics(self) -> statistics.CollectionStats | None:
         """The collection statistics ``related_lists`` weighs by: the index's snapshot

@@ -8,6 +8,7 @@ among them), several segments and deleted articles included.
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 from pathlib import Path
@@ -18,6 +19,7 @@ from whoosh import query as wq, sorting
 from archive import store
 from archive.query import Filters
 from archive.search import Archive
+from archive.site import related_cache
 from archive.store import statistics
 from cli_checks import index_folder
 
@@ -130,6 +132,47 @@ def test_the_index_keeps_its_statistics_until_the_collection_has_moved(
     renewed = statistics.read(folder)
     assert renewed is not None and renewed.articles == 360
     assert renewed.fingerprint != taken.fingerprint
+
+
+def test_merging_new_articles_into_a_builds_candidates_ranks_as_a_fresh_pass(
+        tmp_path: Path, corpora_dir: Path) -> None:
+    """A site build keeps every article's ranked candidates (``site.related_cache``); after
+    articles are added and edited, the next ranks only the changed articles and those whose
+    candidates changed, merging the rest: every list, candidate and score is what ranking
+    every article afresh gives."""
+    files = tmp_path / "files"
+    files.mkdir()
+    business = sorted((corpora_dir / "bbc" / "business").glob("*.txt"))
+    for path in business[:300]:
+        shutil.copy(path, files / path.name)
+    folder = index([files], tmp_path / "index")
+    with Archive(folder) as archive:
+        listings = archive.listings()
+        lists, ranked = archive.related_ranked({n: x.id for n, x in listings.items()})
+        basis = [related_cache.FORMAT, 5, archive.related_statistics().fingerprint]
+        key = related_cache.collection_key(5, basis[2], listings)
+        cache = json.loads(json.dumps(related_cache.remember(key, basis, listings, lists, ranked)))
+    for path in sorted((corpora_dir / "bbc" / "tech").glob("*.txt"))[:20]:
+        shutil.copy(path, files / ("tech-" + path.name))
+    for path in business[:300:30]:   # ten edited: every list naming one is ranked afresh
+        (files / path.name).write_text(path.read_text("latin-1") + "\nThis story was updated.\n",
+                                       "utf-8")
+    index([files], folder)
+    with Archive(folder) as archive:
+        listings = archive.listings()
+        numbers = {n: x.id for n, x in listings.items()}
+        key = related_cache.collection_key(5, basis[2], listings)
+        assert archive.related_statistics().fingerprint == basis[2] and key != cache["collection"]
+        earlier = related_cache.earlier(cache, key, basis, listings)
+        assert earlier.lists is None and len(earlier.changed) == 30
+        assert len(listings) // 2 < len(earlier.previous) < len(listings) - 30
+        merged_lists, merged = archive.related_ranked(numbers, 5, earlier.previous, earlier.changed)
+        fresh_lists, fresh = archive.related_ranked(numbers, 5)
+    assert merged_lists == fresh_lists
+    assert sum(1 for i in fresh_lists if fresh_lists[i]) > len(numbers) // 2
+    for number, found in fresh.items():
+        assert merged[number].numbers[:10].tolist() == found.numbers[:10].tolist(), number
+        assert merged[number].scores.tolist() == found.scores.tolist(), number
 
 
 def reference_pages(archive: Archive, filters: Filters, sort: str, size: int) -> list[list[str]]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import calendar
 import hashlib
-import json
 import math
 import time
 from collections import Counter
@@ -26,11 +25,10 @@ import jinja2
 from archive import processes, render
 from archive.query import Filters
 from archive.search import Archive, FacetCount, Hit, Listed, ResultsPage
-from archive.site import chart, state, urls
+from archive.site import chart, related_cache, state, urls
 from archive.site import search as site_search
 from archive.site.files import OutputFolder, Record
 
-RELATED_CACHE = ".archive-related.json"
 PAGES_CACHE = ".archive-pages.json"
 FACETS = ("source", "place", "topic")
 FACET_TITLES = {"source": "Sources", "place": "Places", "topic": "Topics"}
@@ -171,7 +169,7 @@ class _Site:
         self.search_report: dict[str, Any] = {}
         self.sitemap: list[str] = []
         self.built_at = datetime.now(timezone.utc).replace(microsecond=0)
-        self.related_cache: dict[str, Any] = state.read_json(folder.root / RELATED_CACHE)
+        self.related_cache: dict[str, Any] = state.read_json(folder.root / related_cache.RELATED_CACHE)
         self.next_related: dict[str, Any] = {}
         self.fresh_related: dict[str, list[str]] | None = None
         self.content_hashes: dict[str, str] = {}  # every live article's, with fresh_related
@@ -203,7 +201,7 @@ class _Site:
                 if self.progress:
                     self.progress(everything.total, everything.total)
             self.write_static()
-            state.write_json(self.folder.root / RELATED_CACHE, self.next_related)
+            state.write_json(self.folder.root / related_cache.RELATED_CACHE, self.next_related)
             # in path order: the same file whichever process wrote which pages
             state.write_json(self.folder.root / PAGES_CACHE, dict(sorted(self.next_pages.items())))
         finally:
@@ -309,13 +307,13 @@ class _Site:
         return True
 
     def related_ids(self, article_id: str) -> list[str]:
-        """Ids of the related articles, remembered between builds for the same collection.
+        """Ids of the related articles, weighed by the index's statistics snapshot.
 
-        A list depends on the whole collection (the key terms' weights, every other
-        article's score), so a cached list serves only while every article's content is as
-        it was; otherwise all the lists are computed again, together in one pass over the
-        postings (costing little more than a few of them). So a site brought up to date is
-        the site a fresh build of the same index gives, and a forced rebuild over an
+        A build remembers every article's ranked candidates (``related_cache``); the next
+        one ranks only the articles new or changed since, and those whose candidates
+        changed, against every article, and merges the new and changed ones into the
+        others' candidates, all in one pass over the postings. So a site brought up to date
+        is the site a fresh build of the same index gives, and a forced rebuild over an
         unchanged index makes no pass at all.
         """
         if self.fresh_related is None:
@@ -326,18 +324,21 @@ class _Site:
         return ids
 
     def _all_related(self) -> dict[str, list[str]]:
-        """Every article's related ids: the cache's when the collection is unchanged."""
+        """Every article's related ids: the cache's when the collection is unchanged, else
+        ranked again, merging what changed into the cache's candidates where it can."""
         listings = self.read_listings()
-        live = self.content_hashes = {listed.id: listed.content_hash
-                                      for listed in listings.values()}
+        self.content_hashes = {listed.id: listed.content_hash for listed in listings.values()}
         stats = self.archive.related_statistics()
-        key = hashlib.sha256(json.dumps([self.config.related, stats.fingerprint if stats else "",
-                                         sorted(live.items())]).encode("utf-8")).hexdigest()
-        lists = self.related_cache.get("lists")
-        if self.related_cache.get("collection") != key or not isinstance(lists, dict):
-            lists = self.archive.related_by_number(
-                {number: listed.id for number, listed in listings.items()}, self.config.related)
-        self.next_related = {"collection": key, "lists": lists}
+        basis = [related_cache.FORMAT, self.config.related, stats.fingerprint if stats else ""]
+        key = related_cache.collection_key(self.config.related, basis[2], listings)
+        earlier = related_cache.earlier(self.related_cache, key, basis, listings)
+        if earlier.lists is not None:
+            self.next_related = self.related_cache
+            return earlier.lists
+        lists, ranked = self.archive.related_ranked(
+            {number: listed.id for number, listed in listings.items()}, self.config.related,
+            earlier.previous, earlier.changed)
+        self.next_related = related_cache.remember(key, basis, listings, lists, ranked)
         return lists
 
     # -- browse pages --
