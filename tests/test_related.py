@@ -94,18 +94,25 @@ def live_ids(archive: Archive) -> list[str]:
             for d in archive.searcher.reader().all_doc_ids()]
 
 
+def three_hundred_business_stories(tmp_path: Path, corpora_dir: Path
+                                   ) -> tuple[Path, list[Path], Path]:
+    """An index of 300 BBC business stories copied into a folder: (that folder, the
+    business stories' paths, the index)."""
+    files = tmp_path / "files"
+    files.mkdir()
+    business = sorted((corpora_dir / "bbc" / "business").glob("*.txt"))
+    for path in business[:300]:
+        shutil.copy(path, files / path.name)
+    return files, business, index([files], tmp_path / "index")
+
+
 def test_the_index_keeps_its_statistics_until_the_collection_has_moved(
         tmp_path: Path, corpora_dir: Path) -> None:
     """``archive index`` takes the statistics snapshot with the first articles and again
     only once the number of articles has moved by more than ``RENEW_AFTER``; with the
     snapshot kept, an old article's list changes only where a new article ranks into it
     (the old articles it lists keep their order, the last ones pushed out)."""
-    files = tmp_path / "files"
-    files.mkdir()
-    business = sorted((corpora_dir / "bbc" / "business").glob("*.txt"))
-    for path in business[:300]:
-        shutil.copy(path, files / path.name)
-    folder = index([files], tmp_path / "index")
+    files, _, folder = three_hundred_business_stories(tmp_path, corpora_dir)
     taken = statistics.read(folder)
     assert taken is not None and taken.articles == 300
     with Archive(folder) as archive:
@@ -140,12 +147,7 @@ def test_merging_new_articles_into_a_builds_candidates_ranks_as_a_fresh_pass(
     articles are added and edited, the next ranks only the changed articles and those whose
     candidates changed, merging the rest: every list, candidate and score is what ranking
     every article afresh gives."""
-    files = tmp_path / "files"
-    files.mkdir()
-    business = sorted((corpora_dir / "bbc" / "business").glob("*.txt"))
-    for path in business[:300]:
-        shutil.copy(path, files / path.name)
-    folder = index([files], tmp_path / "index")
+    files, business, folder = three_hundred_business_stories(tmp_path, corpora_dir)
     with Archive(folder) as archive:
         listings = archive.listings()
         lists, ranked = archive.related_ranked({n: x.id for n, x in listings.items()})
