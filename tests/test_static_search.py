@@ -582,8 +582,9 @@ def test_browser_engine_matches_the_reference(fixture_site, tmp_path: Path) -> N
 def test_a_days_update_writes_only_the_new_segments_lists(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Articles newer than any are added (a new segment) and one older article is edited
-    (its old copy deleted in its segment): the old segment's files are left as they were, the
-    reference still answers as the CLI does, and the edited article shows once."""
+    (its old copy deleted in its segment): the old segment's files are left as they were,
+    only the new and edited articles are read again, the reference still answers as the CLI
+    does, and the edited article shows once."""
     # every article dated: undated ones are numbered after the newest, so new ones move them
     base = [a if a.date else replace(a, date=datetime(2016, 6, 1), date_source="explicit")
             for a in _articles()]
@@ -608,10 +609,19 @@ def test_a_days_update_writes_only_the_new_segments_lists(
         built.append(args[2])
         return build_part(*args)
     monkeypatch.setattr(ss_segments, "build_part", counted)
+    read: list[str] = []
+    article_record = ss_articles.article_record
+
+    def recorded(stored: dict[str, Any]) -> Any:
+        read.append(stored["id"])
+        return article_record(stored)
+    monkeypatch.setattr(ss_articles, "article_record", recorded)
     with Archive(index) as archive:
         out = OutputFolder(site)
         ss.build_bundle(archive, out, shard_bytes=512, head_size=4, procs=1)
         assert built == [1, 1]   # the old segment's files were kept, not even rebuilt
+        # the article pass read only the new and the edited articles
+        assert sorted(read) == sorted([a.id for a in day] + [edited.id])
         segs = [row[0] for row in _reader(site).meta["segs"]]
         assert old in segs and len(segs) == 2
         written = [line[2:] for line in out.change_lines() if line[0] in "AM"]

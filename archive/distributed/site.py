@@ -147,6 +147,8 @@ class DistributedBundle:
             facets = articles.Facets()
             days: list[list[int]] = []
             ids = articles.IdBlocks(out, self.prefix, len(self.numbering))
+            documents = articles.document_keys(self.archive, self.numbering)
+            rows: list[list[Any]] = []   # the in-process pass's memory of the articles
             for future in self._articles:
                 part = self.result(future)
                 for relative, data in part.files.items():
@@ -156,7 +158,11 @@ class DistributedBundle:
                     ids.add(number, article_id)
                     facets.add(number, part.facets[offset])
                     articles.add_day(days, number, part.days[offset])
+                    rows.append([documents[number], article_id, part.days[offset],
+                                 *(part.facets[offset].get(f) for f in articles.FACETS),
+                                 len(part.files[f"{self.prefix}/a/{number}.js"])])
                 tell(self.done, self.total)
+            articles.remember(out, self.prefix, rows)
             lists = []
             for future in self._segments:
                 found, files = self.result(future)

@@ -12,18 +12,27 @@
 
 from __future__ import annotations
 
+import bisect
+import json
 import math
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from archive import store
+from archive import __version__, store
 from archive.search import Archive
 from archive.site.files import OutputFolder, Writes
-from archive.site.search.format import COLUMN_BLOCK, FACETS, article_record, b64, facet_file, \
-    script, varints
+from archive.site.search.format import COLUMN_BLOCK, FACETS, FORMAT_VERSION, article_record, \
+    b64, facet_file, script, varints
 from archive.site.search.postings import Numbering
+
+
+#: what the last build's article pass remembers, in the site folder
+ARTICLE_CACHE = ".archive-bundle-articles.json"
+#: a remembered article: its stored document, id, day (``day_of``), the values of each of
+#: ``FACETS`` as stored, and the size of its file
+ROW = ("document", "id", "day", *FACETS, "size")
 
 
 class Facets:
@@ -58,15 +67,72 @@ class Facets:
 
 def build_articles(archive: Archive, numbering: Numbering, out: OutputFolder, prefix: str,
                    facets: Facets) -> list[list[int]]:
-    """One pass over the stored articles in number order: article files, ids, facets;
-    returns the days ([YYYYMMDD, first article number] per day with articles)."""
+    """One pass over the articles in number order: article files, ids, facets; returns the
+    days ([YYYYMMDD, first article number] per day with articles).
+
+    An article whose number holds the same stored document as in the last build into
+    ``out`` (segments are immutable: the same segment and document number in it), its file
+    still there with its size, is taken from that build's ``ARTICLE_CACHE`` (id, day, facet
+    values) without reading it: a day's update reads only the new and changed articles."""
     days: list[list[int]] = []
     ids = IdBlocks(out, prefix, len(numbering))
-    for number, stored in article_pass(archive, numbering, out, prefix, 0, len(numbering)):
-        ids.add(number, stored["id"])
-        facets.add(number, stored)
-        add_day(days, number, day_of(stored, number, numbering.dated))
+    rows = _remembered(out, prefix)
+    documents = document_keys(archive, numbering)
+    reader = archive.searcher.reader()
+    kept: list[list[Any]] = []
+    for number, document in enumerate(documents):
+        name = f"a/{number}"
+        row = rows[number] if number < len(rows) else None
+        if not (isinstance(row, list) and len(row) == len(ROW) and row[0] == document
+                and out.keep(f"{prefix}/{name}.js", row[-1])):
+            stored = reader.stored_fields(numbering.docnums[number])
+            content = script(name, article_record(stored))
+            out.write(f"{prefix}/{name}.js", content)
+            row = [document, stored["id"], day_of(stored, number, numbering.dated),
+                   *(stored.get(f) for f in FACETS), len(content)]
+        kept.append(row)
+        ids.add(number, row[1])
+        facets.add(number, dict(zip(FACETS, row[3:3 + len(FACETS)])))
+        add_day(days, number, row[2])
+    remember(out, prefix, kept)
     return days
+
+
+def _header(prefix: str) -> list[Any]:
+    return [__version__, FORMAT_VERSION, len(ROW), prefix]
+
+
+def _remembered(out: OutputFolder, prefix: str) -> list[Any]:
+    """The rows the last build's article pass left, if it ran the same code and prefix."""
+    try:
+        earlier = json.loads((out.root / ARTICLE_CACHE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    rows = earlier.get("rows") if isinstance(earlier, dict) and \
+        earlier.get("header") == _header(prefix) else None
+    return rows if isinstance(rows, list) else []
+
+
+def remember(out: OutputFolder, prefix: str, rows: list[list[Any]]) -> None:
+    """Write the ``ARTICLE_CACHE`` a later build's article pass reads: a ``ROW`` per article
+    number (a build whose article pass ran elsewhere writes it too, so the next one on
+    this machine reads only what changed)."""
+    temp = out.root / (ARTICLE_CACHE + ".tmp")
+    temp.write_text(json.dumps({"header": _header(prefix), "rows": rows}), "utf-8")
+    temp.replace(out.root / ARTICLE_CACHE)
+
+
+def document_keys(archive: Archive, numbering: Numbering) -> list[str]:
+    """Per article number, the stored document it holds: its segment's id and its number
+    in that segment."""
+    leaves = list(archive.searcher.reader().leaf_readers())
+    segids = [leaf.segment().segment_id() for leaf, _ in leaves]
+    starts = [offset for _, offset in leaves]
+    keys = []
+    for docnum in numbering.docnums:
+        leaf = bisect.bisect_right(starts, docnum) - 1
+        keys.append(f"{segids[leaf]}:{docnum - starts[leaf]}")
+    return keys
 
 
 def article_pass(archive: Archive, numbering: Numbering, out: Writes, prefix: str,

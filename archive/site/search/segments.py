@@ -156,16 +156,21 @@ def fingerprints(source: Any, numbering: Numbering, prefix: str, shard_bytes: in
     return out
 
 
-def kept(out: OutputFolder, prefix: str, prints: list[tuple[str, str]]) -> list[SegmentLists]:
-    """The segments whose files the last build into ``out`` wrote from the same fingerprint
-    and which are all still there with their sizes: counted as produced, not rebuilt."""
+def _read_cache(out: OutputFolder) -> dict[str, Any]:
     try:
         cache = json.loads((out.root / SEGMENT_CACHE).read_text("utf-8"))
     except (FileNotFoundError, ValueError):
-        return []
+        return {}
+    return cache if isinstance(cache, dict) else {}
+
+
+def kept(out: OutputFolder, prefix: str, prints: list[tuple[str, str]]) -> list[SegmentLists]:
+    """The segments whose files the last build into ``out`` wrote from the same fingerprint
+    and which are all still there with their sizes: counted as produced, not rebuilt."""
+    cache = _read_cache(out)
     found = []
     for segid, fingerprint in prints:
-        entry = cache.get(segid) if isinstance(cache, dict) else None
+        entry = cache.get(segid)
         if not isinstance(entry, dict) or entry.get("fp") != fingerprint:
             continue
         files = entry.get("files", {})
@@ -178,16 +183,28 @@ def kept(out: OutputFolder, prefix: str, prints: list[tuple[str, str]]) -> list[
 
 def remember(out: OutputFolder, prefix: str, prints: list[tuple[str, str]],
              lists: list[SegmentLists]) -> None:
-    """Write the segment cache ``kept`` reads: each segment's fingerprint, counts, files."""
+    """Write the segment cache ``kept`` reads: each segment's fingerprint, counts, files
+    (the sizes of a kept segment's files are the ones the last build noted)."""
     by_segid = {found.segid: found for found in lists}
+    earlier = _read_cache(out)
+    lead = f"{prefix}/s/"
+    files: dict[str, list[str]] = {segid: [] for segid, _ in prints}
+    for path in out.produced:
+        if path.startswith(lead):
+            segid = path[len(lead):].split("/", 1)[0]
+            if segid in files:
+                files[segid].append(path)
     cache: dict[str, Any] = {}
     for segid, fingerprint in prints:
-        lead = f"{prefix}/s/{segid}/"
         found = by_segid[segid]
+        noted = earlier.get(segid)
+        sizes = noted.get("files") if isinstance(noted, dict) and \
+            noted.get("fp") == fingerprint else None
+        if not isinstance(sizes, dict) or set(sizes) != set(files[segid]):
+            sizes = {path: out.size_of(path) for path in files[segid]}
         cache[segid] = {"fp": fingerprint,
                         "lists": [found.terms, found.term_shards, found.pairs, found.pair_shards],
-                        "files": {p: out.size_of(p) for p in sorted(out.produced)
-                                  if p.startswith(lead)}}
+                        "files": {path: sizes[path] for path in sorted(files[segid])}}
     tmp = out.root / (SEGMENT_CACHE + ".tmp")
     tmp.write_text(json.dumps(cache), "utf-8")
     tmp.replace(out.root / SEGMENT_CACHE)
