@@ -125,7 +125,9 @@ def remember(out: OutputFolder, prefix: str, rows: list[list[Any]]) -> None:
 def document_keys(archive: Archive, numbering: Numbering) -> list[str]:
     """Per article number, the stored document it holds: its segment's id and its number
     in that segment."""
-    leaves = list(archive.searcher.reader().leaf_readers())
+    # (an empty index's one reader has no segment)
+    leaves = [(leaf, offset) for leaf, offset in archive.searcher.reader().leaf_readers()
+              if leaf.segment() is not None]
     segids = [leaf.segment().segment_id() for leaf, _ in leaves]
     starts = [offset for _, offset in leaves]
     keys = []
