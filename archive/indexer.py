@@ -135,10 +135,11 @@ class Indexer:
             self._lock = lock
             self._update(paths, sources, rebuild, progress, report)
             # the columnar sidecars of the segments this run left (archive.columns.sync)
+            ix = store.open_index(self.folder)
             if self.columns_from is not None:
-                columns.sync_columns(self.folder, store.open_index(self.folder))
+                columns.sync_columns(self.folder, ix)
             # the statistics related-article lists are weighed by, when due (store.statistics)
-            statistics.renew(self.folder, store.open_index(self.folder), force=rebuild)
+            statistics.renew(self.folder, ix, force=rebuild)
         return report
 
     def _update(self, paths: Sequence[str | Path], sources: list[SourceFile], rebuild: bool,

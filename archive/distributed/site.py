@@ -158,9 +158,9 @@ class DistributedBundle:
                     ids.add(number, article_id)
                     facets.add(number, part.facets[offset])
                     articles.add_day(days, number, part.days[offset])
-                    rows.append([documents[number], article_id, part.days[offset],
-                                 *(part.facets[offset].get(f) for f in articles.FACETS),
-                                 len(part.files[f"{self.prefix}/a/{number}.js"])])
+                    rows.append(articles.cache_row(
+                        documents[number], article_id, part.days[offset], part.facets[offset],
+                        len(part.files[f"{self.prefix}/a/{number}.js"])))
                 tell(self.done, self.total)
             articles.remember(out, self.prefix, rows)
             lists = []

@@ -169,7 +169,8 @@ class _Site:
         self.search_report: dict[str, Any] = {}
         self.sitemap: list[str] = []
         self.built_at = datetime.now(timezone.utc).replace(microsecond=0)
-        self.related_cache: dict[str, Any] = state.read_json(folder.root / related_cache.RELATED_CACHE)
+        self.related_cache: dict[str, Any] = state.read_json(
+            folder.root / related_cache.RELATED_CACHE)
         self.next_related: dict[str, Any] = {}
         self.fresh_related: dict[str, list[str]] | None = None
         self.content_hashes: dict[str, str] = {}  # every live article's, with fresh_related

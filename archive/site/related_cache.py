@@ -96,9 +96,8 @@ def earlier(cache: dict[str, Any], key: str, basis: list[Any],
 def remember(key: str, basis: list[Any], listings: Mapping[int, Listed],
              lists: dict[str, list[str]], ranked: Mapping[int, Ranked]) -> dict[str, Any]:
     """The cache a build leaves: its lists, and every article's candidates by id."""
-    position = {number: i for i, number in enumerate(sorted(ranked))}
     # (a row naming an article outside ``ranked`` is left out: the next build ranks it afresh)
-    numbers = [n for n in sorted(ranked) if all(int(c) in position for c in ranked[n].numbers)]
+    numbers = [n for n in sorted(ranked) if all(int(c) in ranked for c in ranked[n].numbers)]
     position = {number: i for i, number in enumerate(numbers)}
     counts = np.array([len(ranked[n].numbers) for n in numbers], dtype=np.uint8)
     candidates = np.array([position[int(c)] for n in numbers for c in ranked[n].numbers],

@@ -85,17 +85,22 @@ def build_articles(archive: Archive, numbering: Numbering, out: OutputFolder, pr
         row = rows[number] if number < len(rows) else None
         if not (isinstance(row, list) and len(row) == len(ROW) and row[0] == document
                 and out.keep(f"{prefix}/{name}.js", row[-1])):
-            stored = reader.stored_fields(numbering.docnums[number])
-            content = script(name, article_record(stored))
-            out.write(f"{prefix}/{name}.js", content)
-            row = [document, stored["id"], day_of(stored, number, numbering.dated),
-                   *(stored.get(f) for f in FACETS), len(content)]
+            stored, size = write_article(reader, numbering, out, prefix, number)
+            row = cache_row(document, stored["id"], day_of(stored, number, numbering.dated),
+                            stored, size)
         kept.append(row)
         ids.add(number, row[1])
         facets.add(number, dict(zip(FACETS, row[3:3 + len(FACETS)])))
         add_day(days, number, row[2])
     remember(out, prefix, kept)
     return days
+
+
+def cache_row(document: str, article_id: str, day: int | None, facet_values: dict[str, Any],
+              size: int) -> list[Any]:
+    """An article as ``ARTICLE_CACHE`` remembers it (``ROW``); ``facet_values`` holds (at
+    least) the stored value of each of ``FACETS``."""
+    return [document, article_id, day, *(facet_values.get(f) for f in FACETS), size]
 
 
 def _header(prefix: str) -> list[Any]:
@@ -144,11 +149,17 @@ def article_pass(archive: Archive, numbering: Numbering, out: Writes, prefix: st
     tasks can each take one."""
     reader = archive.searcher.reader()
     for number in range(first, end):
-        docnum = numbering.docnums[number]
-        stored = reader.stored_fields(docnum)
-        name = f"a/{number}"
-        out.write(f"{prefix}/{name}.js", script(name, article_record(stored)))
-        yield number, stored
+        yield number, write_article(reader, numbering, out, prefix, number)[0]
+
+
+def write_article(reader: Any, numbering: Numbering, out: Writes, prefix: str,
+                  number: int) -> tuple[dict[str, Any], int]:
+    """Write article ``number``'s file: (its stored fields, the file's size)."""
+    stored = reader.stored_fields(numbering.docnums[number])
+    name = f"a/{number}"
+    content = script(name, article_record(stored))
+    out.write(f"{prefix}/{name}.js", content)
+    return stored, len(content)
 
 
 class IdBlocks:
