@@ -32,6 +32,7 @@ Sort = Literal["relevance", "newest", "oldest"]
 SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
 #: list hits kept for reuse by ``browse`` (bounds its memory on a large archive)
 LISTED_CACHE = 200_000
+LISTED_SNIPPET = 240  # characters of lead a browse list shows
 FACET_FIELDS = ("source", "year", "place", "topic")
 
 
@@ -110,12 +111,7 @@ class Listed:
     date_source: str
     cluster: str
     digest: str   # of every stored field: what the article's own page is made from
-
-    @property
-    def list_key(self) -> tuple[str, str, str]:
-        """All a list shows of the article: its address, title, date, source and lead come
-        from its content, and the list marks an inferred date."""
-        return (self.id, self.content_hash, self.date_source)
+    shown: str    # ``listed_digest``: of all a list shows of it (a page's key names it)
 
 
 def _score_of(hit: Any) -> float | None:
@@ -426,14 +422,8 @@ class Archive:
         snippet = hit.highlights("body", top=2) if matched and stored.get("body") else []
         if not snippet:
             snippet = [Segment(_lead(stored.get("body", ""), snippet_chars))]
-        return Hit(
-            id=stored["id"], title=stored.get("title", ""), date=stored.get("date"),
-            date_source=stored.get("date_source", "unknown"), source=stored.get("source", ""),
-            url=web_url(stored.get("url", "")),  # an index from before addresses were checked
-            places=store.split_list(stored.get("place")),
-            topics=store.split_list(stored.get("topic")), snippet=tuple(snippet),
-            score=_score_of(hit) if sort == "relevance" else None,
-            rank=rank, cluster=stored.get("cluster", ""))
+        return _stored_hit(stored, tuple(snippet), rank,
+                           _score_of(hit) if sort == "relevance" else None)
 
     def _with_copies(self, hit: Hit) -> Hit:
         if not hit.cluster:
@@ -490,7 +480,12 @@ class Archive:
 
     def article(self, article_id: str) -> Article | None:
         docnum = self._tables.docnum_of(article_id)
-        return None if docnum is None else store.from_stored(self.searcher.stored_fields(docnum))
+        return None if docnum is None else self.article_at(docnum)
+
+    def article_at(self, docnum: int) -> Article:
+        """The article a document number holds (a caller that walks the documents, such as
+        a site build, needs no lookup by id)."""
+        return store.from_stored(self.searcher.stored_fields(docnum))
 
     def browse(self, filters: Filters | None = None, page_size: int = 50,
                sort: str = "newest") -> Iterator[ResultsPage]:
@@ -537,7 +532,7 @@ class Archive:
             out[docnum] = Listed(stored["id"], stored.get("title", ""), stored.get("date"),
                                  stored.get("content_hash", ""),
                                  stored.get("date_source", "unknown"),
-                                 stored.get("cluster", ""), digest)
+                                 stored.get("cluster", ""), digest, listed_digest(stored))
         return out
 
     def _listed_hit(self, results: Any, docnum: int, position: int, sort: str) -> Hit:
@@ -549,7 +544,7 @@ class Archive:
             if len(self._listed) >= LISTED_CACHE:
                 self._listed.clear()
             hit = self._listed[key] = self._hit(whoosh_searching.Hit(results, docnum, position),
-                                                position + 1, sort, 240)
+                                                position + 1, sort, LISTED_SNIPPET)
         return hit if hit.rank == position + 1 else replace(hit, rank=position + 1)
 
     def iter_articles(self, text: str = "", sort: str = "oldest") -> Iterator[Article]:
@@ -672,16 +667,59 @@ class _ColumnAnswer:
     text: str
 
 
+#: The stored fields a hit is made from, besides the body its snippet comes from
+HIT_FIELDS = ("id", "title", "date", "date_source", "source", "url", "place", "topic", "cluster")
+
+
+def _stored_hit(stored: dict[str, Any], snippet: tuple[Segment, ...], rank: int,
+                score: float | None) -> Hit:
+    """An article's stored fields as a result shows them; it reads only ``HIT_FIELDS``
+    (``listed_digest`` relies on it)."""
+    fields = {name: stored[name] for name in HIT_FIELDS if name in stored}
+    return Hit(
+        id=fields["id"], title=fields.get("title", ""), date=fields.get("date"),
+        date_source=fields.get("date_source", "unknown"), source=fields.get("source", ""),
+        url=web_url(fields.get("url", "")),  # an index from before addresses were checked
+        places=store.split_list(fields.get("place")),
+        topics=store.split_list(fields.get("topic")), snippet=snippet,
+        score=score, rank=rank, cluster=fields.get("cluster", ""))
+
+
+def listed_digest(stored: dict[str, Any]) -> str:
+    """A digest of everything a browse list (or feed, or related list) can show of an
+    article: what its hit in ``Archive.listed_hits`` is made from (``HIT_FIELDS`` and the
+    lead), so an edit a list cannot show (a sentence past the lead) leaves it unchanged."""
+    made_from: list[Any] = [(name, stored[name]) for name in HIT_FIELDS if name in stored]
+    made_from.append(_lead(stored.get("body", ""), LISTED_SNIPPET))
+    return hashlib.sha256(repr(made_from).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_SPACES = re.compile(r"\s+")
+
+
 def _flat(text: str) -> str:
-    """Paragraph breaks read as plain spaces inside a one-line snippet."""
-    return re.sub(r"\s+", " ", text)
+    """Paragraph breaks read as plain spaces inside a one-line snippet: every run of
+    whitespace as one space (``_SPACES.sub``, but ``str.split`` is quicker)."""
+    words = " ".join(text.split())
+    if not words:
+        return " " if text else ""
+    return (" " if text[0].isspace() else "") + words + (" " if text[-1].isspace() else "")
 
 
 def _lead(body: str, limit: int) -> str:
-    body = _flat(body)
-    if len(body) <= limit:
-        return body
-    return body[:limit].rsplit(" ", 1)[0] + "\u2026"
+    """The first ``limit`` characters of the flattened body, cut at a word.
+
+    Only a prefix is flattened (flattening a prefix gives a prefix of the flattened whole),
+    long enough to hold ``limit + 1`` flattened characters: a list shows the leads of
+    hundreds of long articles."""
+    end = 2 * limit + 2
+    flat = _flat(body[:end])
+    while end < len(body) and len(flat) <= limit:
+        end *= 2
+        flat = _flat(body[:end])
+    if len(flat) <= limit:
+        return flat
+    return flat[:limit].rsplit(" ", 1)[0] + "\u2026"
 
 
 def page_to_dict(page: ResultsPage) -> dict[str, Any]:

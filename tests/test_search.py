@@ -256,3 +256,27 @@ def test_text_results_say_which_page(news_index) -> None:  # noqa: ANN001
     out = news_index("search", "--limit", "2", "--page", "2").stdout
     assert out.startswith("5 articles match (page 2 of 3), sorted by relevance.")
     assert out.count("\n\n3. ") == 1 and "\n\n5. " not in out
+
+
+def test_a_lead_flattens_only_a_prefix_and_reads_as_the_whole_body_flattened() -> None:
+    """``_lead`` flattens only as much of a body as its limit needs (lists show the leads of
+    hundreds of long articles): it must equal cutting the whole flattened body, whatever the
+    runs of whitespace (Unicode ones too) and wherever the prefix ends."""
+    import random
+    import re
+
+    from archive.search import _flat, _lead
+
+    def whole(body: str, limit: int) -> str:
+        flat = re.sub(r"\s+", " ", body)
+        return flat if len(flat) <= limit else flat[:limit].rsplit(" ", 1)[0] + "\u2026"
+
+    pick = random.Random(7)
+    alphabet = "ab \n\t\r\x0b\x0c\u00a0\u2003\u3000\x1c\x85\u200b"
+    for _ in range(20000):
+        body = "".join(pick.choice(alphabet) for _ in range(pick.randrange(0, 40)))
+        if pick.random() < 0.3:
+            body = " " * pick.randrange(0, 80) + body   # a long run where the prefix ends
+        limit = pick.randrange(0, 25)
+        assert _flat(body) == re.sub(r"\s+", " ", body)
+        assert _lead(body, limit) == whole(body, limit), (body, limit)

@@ -351,7 +351,7 @@ def test_a_failing_page_process_is_one_line_not_a_traceback(tmp_path: Path,
 
     index = index_folder(tmp_path, ARTICLES)
 
-    def broken(self, hit):  # noqa: ANN001, ANN202 (stands in for _Site.write_article)
+    def broken(self, docnum, listed):  # noqa: ANN001, ANN202 (stands in for _Site.write_article)
         raise OSError("disk full")
 
     monkeypatch.setattr(builder._Site, "write_article", broken)
@@ -508,6 +508,56 @@ def test_a_list_page_is_rendered_again_only_when_its_articles_changed(
     first = urls.facet_path("source", "Reuters", 1)
     assert first in rendered and "Harbour story zero" in (out / first).read_text("utf-8")
     assert urls.facet_path("source", "Reuters", 2) not in rendered
+    build_site(index, tmp_path / "fresh", config, procs=1)
+    updated, fresh = site_files(out), site_files(tmp_path / "fresh")
+    assert sorted(updated) == sorted(fresh)
+    assert [p for p in updated if updated[p] != fresh[p]] == []
+
+
+def test_an_edit_no_list_shows_renders_no_list_page_nor_feed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A list page, a feed and a related list show an article's hit (title, date, source,
+    lead...): a sentence added past the lead renders the article's own page again and no
+    list page or feed; a new title renders the lists and feeds that show it. The site is a
+    fresh build's either way."""
+    from archive.site import builder
+    rendered: list[str] = []
+    keep_or_render = builder._Site._render_unless_kept
+
+    def counted(self, path: str, key: str, render, in_sitemap: bool = True) -> None:  # noqa: ANN001
+        def counted_render() -> bool:
+            rendered.append(path)
+            return render()
+        keep_or_render(self, path, key, counted_render, in_sitemap)
+    monkeypatch.setattr(builder._Site, "_render_unless_kept", counted)
+    cargo = [["coal", "grain", "timber", "copper"], ["wine", "wool", "salt", "tea"],
+             ["oil", "steel", "cotton", "rice"]]
+    stories = {f"story{n}.txt": f"Harbour story {n}\n\nShips came in on {month} 3, 2015. " +
+               " ".join(f"Crane {k} of dock {n} lifted {w} crates of {w}." for k in range(4)
+                        for w in cargo[n]) + "\n\nReuters"
+               for n, month in enumerate(["May", "June", "July"])}
+    index = index_folder(tmp_path, stories)
+    config = SiteConfig(page_size=2)
+    out = tmp_path / "site"
+    build_site(index, out, config, procs=1)
+    feed = urls.facet_feed_path("source", "Reuters")
+    assert feed in rendered and urls.facet_path("source", "Reuters", 1) in rendered
+
+    def is_list(path: str) -> bool:
+        return path.endswith(".xml") or path.split("/")[0] in ("sources", "dates")
+
+    rendered.clear()
+    index_folder(tmp_path, {"story1.txt": stories["story1.txt"].replace(
+        "\n\nReuters", " A late ship came in too.\n\nReuters")})
+    build_site(index, out, config, procs=1)
+    assert any("harbour-story-1" in p for p in rendered)
+    assert [p for p in rendered if is_list(p)] == []
+    rendered.clear()
+    index_folder(tmp_path, {"story1.txt": stories["story1.txt"].replace(
+        "Harbour story 1", "Harbour story one")})
+    build_site(index, out, config, procs=1)
+    assert feed in rendered and "Harbour story one" in (out / feed).read_text("utf-8")
+    assert urls.facet_path("source", "Reuters") in rendered
     build_site(index, tmp_path / "fresh", config, procs=1)
     updated, fresh = site_files(out), site_files(tmp_path / "fresh")
     assert sorted(updated) == sorted(fresh)

@@ -141,13 +141,13 @@ class _Written:
     next_related: dict[str, Any]
 
 
-def _content_key(theme: str, path: str, digest: str, related: list[tuple[str, str]],
+def _content_key(theme: str, path: str, digest: str, related: list[str],
                  copies: list[Any]) -> str:
     """Everything an article page is rendered from: the theme, its address, the article
     (the digest of its stored fields, ``Listed.digest``), the related articles it lists
-    (each named by its id and content hash, which cover every field the list shows) and
-    every field of its copies (records whose ``repr`` names every field, as a dataclass's
-    does: cheaper than copying them into dicts). So a kept page loads no article."""
+    (each as a list shows it: ``Listed.shown``, which names its id too) and every field of
+    its copies (records whose ``repr`` names every field, as a dataclass's does: cheaper
+    than copying them into dicts). So a kept page loads no article."""
     data = "\x00".join([theme, path, digest, repr(related), repr(copies)])
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -173,7 +173,7 @@ class _Site:
             folder.root / related_cache.RELATED_CACHE)
         self.next_related: dict[str, Any] = {}
         self.fresh_related: dict[str, list[str]] | None = None
-        self.content_hashes: dict[str, str] = {}  # every live article's, with fresh_related
+        self.live_by_id: dict[str, int] = {}  # every live article's number, with fresh_related
         self.listings: dict[int, Listed] | None = None  # read when first needed
 
     def build(self, procs: int, bundle: Any = None) -> None:
@@ -185,6 +185,7 @@ class _Site:
         everything = self.archive.search("", sort="newest", page_size=1, all_copies=True)
         self.articles = everything.total
         self.facets = everything.facets
+        self.read_listings()  # both processes need them: read once, before the fork
         if bundle is not None:
             bundle.submit()
         lists = processes.Token()
@@ -256,27 +257,26 @@ class _Site:
     def write_articles(self, total: int) -> None:
         listings = self.read_listings()
         for done, docnum in enumerate(self.archive.browse_order(Filters()), 1):
-            self.write_article(listings[docnum])
+            self.write_article(docnum, listings[docnum])
             if self.progress:
                 self.progress(done, total)
 
-    def write_article(self, listed: Listed) -> None:
+    def write_article(self, docnum: int, listed: Listed) -> None:
         """An article's page; one whose inputs are unchanged is kept without loading the
         article or the ones it lists."""
         related_ids = self.related_ids(listed.id)
+        related = [self.live_by_id[i] for i in related_ids if i in self.live_by_id]
         copies = self.archive.copies(listed)
         path = self.url_of(listed)
+        listings = self.read_listings()
         key = _content_key(self.theme, path, listed.digest,
-                           [(i, self.content_hashes.get(i, "")) for i in related_ids], copies)
+                           [listings[d].shown for d in related], copies)
 
         def render() -> bool:
-            article = self.archive.article(listed.id)
-            if article is None:
-                return False
-            related = [a for a in (self.archive.article(i) for i in related_ids)
-                       if a is not None]
+            article = self.archive.article_at(docnum)
             self.page(path, "article.html", article.title, article=article,
-                      related=related, copies=copies, facet_url=urls.facet_path)
+                      related=self.archive.listed_hits(related, 0, len(related)),
+                      copies=copies, facet_url=urls.facet_path)
             return True
 
         self._render_unless_kept(path, key, render)
@@ -287,15 +287,16 @@ class _Site:
             self.listings = self.archive.listings()
         return self.listings
 
-    def _render_unless_kept(self, path: str, key: str, render: Callable[[], bool]) -> None:
+    def _render_unless_kept(self, path: str, key: str, render: Callable[[], bool],
+                            in_sitemap: bool = True) -> None:
         """Keep the page the last build left for ``key``, or call ``render`` and remember the
         key for the next build (``render`` says False when there was nothing to render)."""
-        if self._kept(path, key):
+        if self._kept(path, key, in_sitemap):
             return
         if render():
             self.next_pages[path] = [key, self.folder.size_of(path)]
 
-    def _kept(self, path: str, key: str) -> bool:
+    def _kept(self, path: str, key: str, in_sitemap: bool) -> bool:
         """A page rendered by the last build from the same content and theme, its file
         still as that build left it: counted as produced, not rendered again."""
         cached = self.page_cache.get(path)
@@ -303,7 +304,7 @@ class _Site:
                 or not self.folder.keep(path, cached[1]):
             return False
         self.next_pages[path] = cached
-        if self.config.base_url:
+        if in_sitemap and self.config.base_url:
             self.sitemap.append(urls.canonical(self.config.base_url, path))
         return True
 
@@ -328,7 +329,7 @@ class _Site:
         """Every article's related ids: the cache's when the collection is unchanged, else
         ranked again, merging what changed into the cache's candidates where it can."""
         listings = self.read_listings()
-        self.content_hashes = {listed.id: listed.content_hash for listed in listings.values()}
+        self.live_by_id = {listed.id: docnum for docnum, listed in listings.items()}
         stats = self.archive.related_statistics()
         basis = [related_cache.FORMAT, self.config.related, stats.fingerprint if stats else ""]
         key = related_cache.collection_key(self.config.related, basis[2], listings)
@@ -427,13 +428,9 @@ class _Site:
 
     def list_page(self, path: str, title: str, docnums: list[int], **context: Any) -> None:
         """One page of a browse list, rendered only when what it shows changed (the
-        articles' ``Listed.list_key`` and the page's own context: a day's update leaves most
+        articles' ``Listed.shown`` and the page's own context: a day's update leaves most
         numbered pages as they were, and their articles are not even loaded)."""
-        listings = self.read_listings()
-        shown = [listings[d].list_key for d in docnums]
-        key = hashlib.sha256("\x00".join(
-            [self.theme, path, "list.html", title, repr(sorted(context.items())), repr(shown)]
-        ).encode("utf-8", "surrogatepass")).hexdigest()
+        key = self._list_key(path, "list.html", title, repr(sorted(context.items())), docnums)
 
         def render() -> bool:
             hits = self.archive.listed_hits(docnums, 0, len(docnums), sort="oldest")
@@ -441,6 +438,16 @@ class _Site:
             return True
 
         self._render_unless_kept(path, key, render)
+
+    def _list_key(self, path: str, template: str, title: str, context: str,
+                  docnums: list[int]) -> str:
+        """What a page listing ``docnums`` is rendered from: the theme, the page's own
+        address, template, title and context, and all it can show of each article, in
+        order (``Listed.shown``)."""
+        listings = self.read_listings()
+        shown = [listings[d].shown for d in docnums]
+        return hashlib.sha256("\x00".join([self.theme, path, template, title, context, *shown])
+                              .encode("utf-8", "surrogatepass")).hexdigest()
 
     # -- search, feeds, crawlers --
 
@@ -458,20 +465,30 @@ class _Site:
                   search_markup=markup, facets=self.facets)
 
     def write_feed(self, path: str, title: str, filters: Filters) -> None:
-        latest = next(self.archive.browse(filters, self.config.feed_size))
-        updated = max((h.date for h in latest.hits if h.date), default=None)
-        base, site_title = self.config.base_url, self.config.title
+        """A feed of the newest articles under ``filters``; like a list page, rendered only
+        when what it shows changed (it shows nothing but its articles and the config)."""
+        docnums = self.archive.browse_order(filters)[:self.config.feed_size]
+        key = self._list_key(path, "feed.xml", title, "", docnums)
 
-        def id_of(hit: Hit) -> str:
-            return urls.canonical(base, self.url_of(hit)) or urls.stable_id(site_title, hit.id)
+        def render() -> bool:
+            hits = self.archive.listed_hits(docnums, 0, len(docnums))
+            updated = max((h.date for h in hits if h.date), default=None)
+            base, site_title = self.config.base_url, self.config.title
 
-        xml = self.env.get_template("feed.xml").render(
-            site=self.config, feed_title=title, hits=latest.hits,
-            feed_id=urls.canonical(base, path) or urls.stable_id(site_title, path),
-            feed_url=urls.link(base, path, path), home=urls.link(base, path, urls.HOME),
-            updated=updated or datetime(1970, 1, 1), id_of=id_of,
-            link_of=lambda h: urls.link(base, path, self.url_of(h)))
-        self.folder.write(path, xml)
+            def id_of(hit: Hit) -> str:
+                return urls.canonical(base, self.url_of(hit)) or \
+                    urls.stable_id(site_title, hit.id)
+
+            xml = self.env.get_template("feed.xml").render(
+                site=self.config, feed_title=title, hits=hits,
+                feed_id=urls.canonical(base, path) or urls.stable_id(site_title, path),
+                feed_url=urls.link(base, path, path), home=urls.link(base, path, urls.HOME),
+                updated=updated or datetime(1970, 1, 1), id_of=id_of,
+                link_of=lambda h: urls.link(base, path, self.url_of(h)))
+            self.folder.write(path, xml)
+            return True
+
+        self._render_unless_kept(path, key, render, in_sitemap=False)
 
     def write_static(self) -> None:
         self.page("404.html", "404.html", "Page not found", in_sitemap=False)

@@ -112,11 +112,15 @@ class OutputFolder:
         size = self.size_of(relative)
         if size < 0 or expected_size is not None and size != expected_size:
             return False
+        self.keep_unread(relative, size)
+        return True
+
+    def keep_unread(self, relative: str, size: int) -> None:
+        """``keep`` for a file the caller has just seen there at ``size``."""
         if relative not in self.produced:
             self.produced.add(relative)
             self.unchanged += 1
             self.bytes_total += size
-        return True
 
     @property
     def added(self) -> int:

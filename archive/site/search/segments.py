@@ -175,8 +175,8 @@ def kept(out: OutputFolder, prefix: str, prints: list[tuple[str, str]]) -> list[
             continue
         files = entry.get("files", {})
         if all(out.size_of(relative) == size for relative, size in files.items()):
-            for relative in files:
-                out.keep(relative)
+            for relative, size in files.items():
+                out.keep_unread(relative, size)
             found.append(SegmentLists(segid, *entry["lists"], files=0))
     return found
 
