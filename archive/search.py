@@ -523,17 +523,37 @@ class Archive:
         return tuple(self._listed_hit(results, docnum, start + n, sort)
                      for n, docnum in enumerate(docnums[start:start + count]))
 
-    def listings(self) -> dict[int, Listed]:
-        """Every live document's ``Listed`` record, by document number."""
+    def listings(self, remembered: Mapping[str, Listed] | None = None) -> dict[int, Listed]:
+        """Every live document's ``Listed`` record, by document number.
+
+        ``remembered`` holds records read before, by ``document_keys``: a segment's stored
+        fields never change, so a site update reads only the documents new since."""
         out = {}
-        for docnum, stored in self.searcher.reader().iter_docs():
-            digest = hashlib.sha256(repr(sorted(stored.items())).encode(
-                "utf-8", "surrogatepass")).hexdigest()
-            out[docnum] = Listed(stored["id"], stored.get("title", ""), stored.get("date"),
-                                 stored.get("content_hash", ""),
-                                 stored.get("date_source", "unknown"),
-                                 stored.get("cluster", ""), digest, listed_digest(stored))
+        for leaf, offset, segid in self._leaves():
+            if remembered and any(f"{segid}:{local}" in remembered
+                                  for local in leaf.all_doc_ids()):
+                for local in leaf.all_doc_ids():
+                    listed = remembered.get(f"{segid}:{local}")
+                    out[offset + local] = listed if listed is not None else \
+                        _listed(leaf.stored_fields(local))
+            else:
+                for local, stored in leaf.iter_docs():
+                    out[offset + local] = _listed(stored)
         return out
+
+    def document_keys(self) -> dict[int, str]:
+        """Each live document's key, its segment's id and its number in that segment: what
+        ``listings`` remembers a record under."""
+        return {offset + local: f"{segid}:{local}" for leaf, offset, segid in self._leaves()
+                for local in leaf.all_doc_ids()}
+
+    def _leaves(self) -> Iterator[tuple[Any, int, str]]:
+        """(segment reader, its first document number, its segment id) per segment (an empty
+        index's one reader has no segment)."""
+        for leaf, offset in self.searcher.reader().leaf_readers():
+            segment = leaf.segment()
+            if segment is not None:
+                yield leaf, offset, segment.segment_id()
 
     def _listed_hit(self, results: Any, docnum: int, position: int, sort: str) -> Hit:
         """An article as a list shows it; one article is in many lists (its month, source,
@@ -683,6 +703,14 @@ def _stored_hit(stored: dict[str, Any], snippet: tuple[Segment, ...], rank: int,
         places=store.split_list(fields.get("place")),
         topics=store.split_list(fields.get("topic")), snippet=snippet,
         score=score, rank=rank, cluster=fields.get("cluster", ""))
+
+
+def _listed(stored: dict[str, Any]) -> Listed:
+    digest = hashlib.sha256(repr(sorted(stored.items())).encode(
+        "utf-8", "surrogatepass")).hexdigest()
+    return Listed(stored["id"], stored.get("title", ""), stored.get("date"),
+                  stored.get("content_hash", ""), stored.get("date_source", "unknown"),
+                  stored.get("cluster", ""), digest, listed_digest(stored))
 
 
 def listed_digest(stored: dict[str, Any]) -> str:

@@ -564,6 +564,40 @@ def test_an_edit_no_list_shows_renders_no_list_page_nor_feed(
     assert [p for p in updated if updated[p] != fresh[p]] == []
 
 
+def test_a_site_update_reads_the_records_of_new_documents_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every live article's ``Listed`` record is read from its stored fields once; a later
+    build takes the others from ``.archive-listings.json`` (a segment's stored documents
+    never change), and the records are those a fresh read gives."""
+    from archive import search
+    from archive.site import listings_cache
+
+    index = index_folder(tmp_path, ARTICLES)
+    config = SiteConfig(page_size=2)
+    out = tmp_path / "site"
+    build_site(index, out, config)
+    read: list[str] = []
+    listed = search._listed
+
+    def counted(stored: dict) -> search.Listed:  # noqa: ANN401
+        read.append(stored["id"])
+        return listed(stored)
+    monkeypatch.setattr(search, "_listed", counted)
+    index_folder(tmp_path, {
+        "chess.txt": "Champion keeps chess crown\n\nThe grandmaster won on July 2, 2015.\n\nAP",
+        "cocoa.txt": ARTICLES["cocoa.txt"].replace("rose", "rose sharply")})
+    build_site(index, out, config)
+    assert len(read) == 2 and any("chess" in i for i in read) and any("cocoa" in i for i in read)
+    with search.Archive(index) as archive:
+        remembered = listings_cache.read(out)
+        assert set(remembered) == set(archive.document_keys().values())
+        read.clear()
+        assert archive.listings(remembered) == archive.listings() and len(read) == 5
+    build_site(index, tmp_path / "fresh", config)
+    updated, fresh = site_files(out), site_files(tmp_path / "fresh")
+    assert [p for p in updated if updated[p] != fresh.get(p)] == []
+
+
 def test_undated_articles_come_after_the_dated_ones_on_a_list_page(
         built: tuple[Path, Path]) -> None:
     _, out = built

@@ -25,7 +25,7 @@ import jinja2
 from archive import processes, render
 from archive.query import Filters
 from archive.search import Archive, FacetCount, Hit, Listed, ResultsPage
-from archive.site import chart, related_cache, state, urls
+from archive.site import chart, listings_cache, related_cache, state, urls
 from archive.site import search as site_search
 from archive.site.files import OutputFolder, Record
 
@@ -175,6 +175,8 @@ class _Site:
         self.fresh_related: dict[str, list[str]] | None = None
         self.live_by_id: dict[str, int] = {}  # every live article's number, with fresh_related
         self.listings: dict[int, Listed] | None = None  # read when first needed
+        self.listing_keys: dict[int, str] | None = None  # when the listings cache is stale
+        self.force = force
 
     def build(self, procs: int, bundle: Any = None) -> None:
         """With two processes a forked child writes the article pages while this process
@@ -206,6 +208,8 @@ class _Site:
             state.write_json(self.folder.root / related_cache.RELATED_CACHE, self.next_related)
             # in path order: the same file whichever process wrote which pages
             state.write_json(self.folder.root / PAGES_CACHE, dict(sorted(self.next_pages.items())))
+            if self.listings is not None and self.listing_keys is not None:
+                listings_cache.remember(self.folder.root, self.listing_keys, self.listings)
         finally:
             lists.close()
             if pages is not None:
@@ -282,9 +286,14 @@ class _Site:
         self._render_unless_kept(path, key, render)
 
     def read_listings(self) -> dict[int, Listed]:
-        """Every live article's ``Listed`` record, read once per build."""
+        """Every live article's ``Listed`` record, read once per build: only those of the
+        documents new since the last build (``listings_cache``)."""
         if self.listings is None:
-            self.listings = self.archive.listings()
+            remembered = {} if self.force else listings_cache.read(self.folder.root)
+            self.listings = self.archive.listings(remembered)
+            keys = self.archive.document_keys()
+            if set(keys.values()) != remembered.keys():
+                self.listing_keys = keys
         return self.listings
 
     def _render_unless_kept(self, path: str, key: str, render: Callable[[], bool],
