@@ -133,12 +133,11 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
 @dataclass
 class _Written:
     """What the pages process hands back: its files (``OutputFolder.record``), the page keys
-    and sitemap addresses of what it wrote, and the related lists to remember."""
+    and sitemap addresses of what it wrote."""
 
     record: Record
     next_pages: dict[str, Any]
     sitemap: list[str]
-    next_related: dict[str, Any]
 
 
 def _content_key(theme: str, path: str, digest: str, related: list[str],
@@ -205,11 +204,8 @@ class _Site:
                 if self.progress:
                     self.progress(everything.total, everything.total)
             self.write_static()
-            state.write_json(self.folder.root / related_cache.RELATED_CACHE, self.next_related)
             # in path order: the same file whichever process wrote which pages
             state.write_json(self.folder.root / PAGES_CACHE, dict(sorted(self.next_pages.items())))
-            if self.listings is not None and self.listing_keys is not None:
-                listings_cache.remember(self.folder.root, self.listing_keys, self.listings)
         finally:
             lists.close()
             if pages is not None:
@@ -219,11 +215,16 @@ class _Site:
 
     def write_pages(self, everything: ResultsPage, lists: processes.Token) -> _Written:
         """Every article page, and the lists if this process takes them first; what was
-        written and remembered, for another process's ``merge``."""
+        written and remembered, for another process's ``merge``. The related lists and the
+        listings are remembered here, by the process that has them (both caches hold facts
+        about the index, good whatever the rest of the build does)."""
         self.write_articles(everything.total)
         if lists.take():
             self.write_lists(everything)
-        return _Written(self.folder.record(), self.next_pages, self.sitemap, self.next_related)
+        state.write_json(self.folder.root / related_cache.RELATED_CACHE, self.next_related)
+        if self.listings is not None and self.listing_keys is not None:
+            listings_cache.remember(self.folder.root, self.listing_keys, self.listings)
+        return _Written(self.folder.record(), self.next_pages, self.sitemap)
 
     def write_lists(self, everything: ResultsPage) -> None:
         """The home page, the browse lists (dates and facets) and the site's feed."""
@@ -238,7 +239,6 @@ class _Site:
         self.folder.merge(written.record)
         self.next_pages.update(written.next_pages)
         self.sitemap.extend(written.sitemap)
-        self.next_related = written.next_related
 
     # -- rendering helpers --
 
