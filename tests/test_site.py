@@ -402,6 +402,14 @@ def site_files(out: Path) -> dict[str, bytes]:
             if p.is_file() and not p.name.startswith(".archive-")}
 
 
+def assert_same_pages(updated: Path, fresh: Path) -> None:
+    """An updated site holds the files a fresh build wrote, byte for byte (the builder's
+    own state files aside)."""
+    ours, theirs = site_files(updated), site_files(fresh)
+    assert sorted(ours) == sorted(theirs)
+    assert [p for p in ours if ours[p] != theirs[p]] == []
+
+
 def test_an_updated_site_is_a_fresh_build_of_the_same_index(tmp_path: Path) -> None:
     """Bring a site up to date after articles are added, edited and removed: every file
     (pages, related lists, feeds, search bundle) is byte for byte what a fresh build of the
@@ -469,9 +477,7 @@ def test_an_article_page_is_rendered_again_only_when_what_it_shows_changed(
     # a page rendered again is one whose bytes changed (here: related lists re-ranked)
     assert set(rendered) <= {line[2:] for line in report.changes if line[0] in "AM"}
     build_site(index, tmp_path / "fresh", config, procs=1)
-    updated, fresh = site_files(out), site_files(tmp_path / "fresh")
-    assert sorted(updated) == sorted(fresh)
-    assert [p for p in updated if updated[p] != fresh[p]] == []
+    assert_same_pages(out, tmp_path / "fresh")
 
 
 def test_a_list_page_is_rendered_again_only_when_its_articles_changed(
@@ -509,9 +515,7 @@ def test_a_list_page_is_rendered_again_only_when_its_articles_changed(
     assert first in rendered and "Harbour story zero" in (out / first).read_text("utf-8")
     assert urls.facet_path("source", "Reuters", 2) not in rendered
     build_site(index, tmp_path / "fresh", config, procs=1)
-    updated, fresh = site_files(out), site_files(tmp_path / "fresh")
-    assert sorted(updated) == sorted(fresh)
-    assert [p for p in updated if updated[p] != fresh[p]] == []
+    assert_same_pages(out, tmp_path / "fresh")
 
 
 def test_an_edit_no_list_shows_renders_no_list_page_nor_feed(
@@ -559,9 +563,7 @@ def test_an_edit_no_list_shows_renders_no_list_page_nor_feed(
     assert feed in rendered and "Harbour story one" in (out / feed).read_text("utf-8")
     assert urls.facet_path("source", "Reuters") in rendered
     build_site(index, tmp_path / "fresh", config, procs=1)
-    updated, fresh = site_files(out), site_files(tmp_path / "fresh")
-    assert sorted(updated) == sorted(fresh)
-    assert [p for p in updated if updated[p] != fresh[p]] == []
+    assert_same_pages(out, tmp_path / "fresh")
 
 
 def test_a_site_update_reads_the_records_of_new_documents_only(
