@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime
@@ -722,12 +721,10 @@ def listed_digest(stored: dict[str, Any]) -> str:
     return hashlib.sha256(repr(made_from).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-_SPACES = re.compile(r"\s+")
-
-
 def _flat(text: str) -> str:
     """Paragraph breaks read as plain spaces inside a one-line snippet: every run of
-    whitespace as one space (``_SPACES.sub``, but ``str.split`` is quicker)."""
+    whitespace as one space (as a regular expression would, but ``str.split`` is
+    quicker)."""
     words = " ".join(text.split())
     if not words:
         return " " if text else ""
