@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import bisect
 import json
 import math
 from array import array
@@ -128,18 +127,10 @@ def remember(out: OutputFolder, prefix: str, rows: list[list[Any]]) -> None:
 
 
 def document_keys(archive: Archive, numbering: Numbering) -> list[str]:
-    """Per article number, the stored document it holds: its segment's id and its number
-    in that segment."""
-    # (an empty index's one reader has no segment)
-    leaves = [(leaf, offset) for leaf, offset in archive.searcher.reader().leaf_readers()
-              if leaf.segment() is not None]
-    segids = [leaf.segment().segment_id() for leaf, _ in leaves]
-    starts = [offset for _, offset in leaves]
-    keys = []
-    for docnum in numbering.docnums:
-        leaf = bisect.bisect_right(starts, docnum) - 1
-        keys.append(f"{segids[leaf]}:{docnum - starts[leaf]}")
-    return keys
+    """Per article number, the stored document it holds (``Archive.document_keys``: its
+    segment's id and its number in that segment)."""
+    keys = archive.document_keys()
+    return [keys[docnum] for docnum in numbering.docnums]
 
 
 def article_pass(archive: Archive, numbering: Numbering, out: Writes, prefix: str,
