@@ -287,6 +287,10 @@ def test_site_builds_over_articles_with_no_body(tmp_path: Path) -> None:
     titles = [p.read_text("utf-8") for p in article_pages(out)]
     assert len(titles) == 3
     assert any("Cocoa prices climb in Ivory Coast" in t for t in titles)
+    # a list shows no empty lead for it (an empty paragraph is bytes for nothing)
+    home = (out / "index.html").read_text("utf-8")
+    assert home.count('<p class="snippet">') == 2
+    assert '<p class="snippet"></p>' not in home
 
 
 def assert_same_files(one: Path, two: Path) -> list[str]:
