@@ -271,3 +271,48 @@ def test_the_manifest_on_disk_is_plain_json(tmp_path: Path, news_dir: Path) -> N
     data = json.loads((tmp_path / "index" / store.MANIFEST).read_text("utf-8"))
     assert data["version"] == 1
     assert set(data["files"]["news/volcano.txt"]) == {"size", "mtime_ns", "sha256", "articles"}
+
+
+def test_commits_merge_small_segments_only(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settled segments (as many live documents as a bulk commit writes) are never merged
+    again, where Whoosh's MERGE_SMALL would merge them all once ten had piled up; small ones
+    (a day's run) are still merged among themselves, and a settled segment emptied by
+    deletions below the mark is merged with them. Searches see every article throughout."""
+    from archive.store import fastwriter
+
+    monkeypatch.setattr(fastwriter, "SETTLED_SEGMENT_DOCS", 30)
+    folder = tmp_path / "index"
+    ix = store.create_index(folder)
+    number, deleted = 0, 0
+
+    def commit(count: int) -> list[int]:
+        nonlocal number
+        writer = store.open_writer(store.open_index(folder), folder)
+        for _ in range(count):
+            number += 1
+            store.add_articles(writer, [Article(id=f"story-{number}", title=f"Story {number}",
+                                                body=f"Words about story {number}.",
+                                                path=f"news/{number}.txt")])
+        writer.commit()
+        with store.open_index(folder).searcher() as searcher:
+            assert searcher.doc_count() == number - deleted
+        return [s.doc_count_all() for s in store.open_index(folder)._segments()]
+
+    for _ in range(12):  # MERGE_SMALL merges ten segments of 30 into one
+        sizes = commit(30)
+    assert sizes == [30] * 12
+    for _ in range(30):
+        sizes = commit(2)
+    assert sizes[:12] == [30] * 12 and 2 < len(sizes) - 12 < 20 and sum(sizes) == number
+    assert max(sizes[12:]) > 2  # small ones merged among themselves
+    # the first segment emptied below the mark: merged into the next small merge
+    writer = store.open_writer(ix, folder)
+    for n in range(1, 25):
+        writer.delete_by_term("id", f"story-{n}")
+    writer.commit()
+    deleted = 24
+    for _ in range(30):
+        sizes = commit(2)
+    assert sizes[:11] == [30] * 11 and 30 not in sizes[11:]
+    assert sum(sizes) == number - deleted

@@ -30,7 +30,7 @@ from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, FileIndex
 from whoosh.reading import SegmentReader
 from whoosh.util.numeric import byte_to_length
-from whoosh.writing import IndexingError, PostingPool, SegmentWriter
+from whoosh.writing import MERGE_SMALL, IndexingError, PostingPool, SegmentWriter
 
 from archive.analysis import FastText
 
@@ -310,6 +310,9 @@ class ArchiveWriter(SegmentWriter):
         """SegmentWriter.commit; ``more_segments``, if given, is called once this writer's own
         segment is written and returns segments to list after it in the new TOC."""
         self._check_state()
+        if mergetype is None and not (optimize if optimize is not None else self.optimize) \
+                and (merge if merge is not None else self.merge):
+            mergetype = merge_small_segments  # where Whoosh would take MERGE_SMALL
         finalsegments = self._merge_segments(mergetype, optimize, merge)
         if self._added:
             finalsegments.append(self._finalize_segment())
@@ -335,6 +338,29 @@ class ArchiveWriter(SegmentWriter):
         """Write this writer's documents as a whole segment, but no TOC: a forked writer
         hands the segment to the parent, which lists it in its commit."""
         return self._finalize_segment()
+
+
+#: A segment with at least this many live documents is left as it is at every commit.
+SETTLED_SEGMENT_DOCS = 1_000
+
+
+def merge_small_segments(writer: SegmentWriter, segments: list[Any]) -> list[Any]:
+    """The archive's merge policy: Whoosh's MERGE_SMALL over the small segments only.
+
+    Merging a segment costs more per document than writing it did (Whoosh reads every
+    posting back, sorts them all again and writes them), and MERGE_SMALL, weighing every
+    segment, merges ever larger ones as an index grows: a big build paid for the same
+    documents again and again, so its cost grew faster than the number of articles. Here a
+    segment of ``SETTLED_SEGMENT_DOCS`` live documents or more (what a bulk commit writes)
+    is never merged again, while the small segments of day-by-day runs are still merged
+    among themselves, so they do not pile up; a settled segment that edits and removals
+    have emptied below the mark is small again, and merging it drops its deleted documents.
+    Queries run on every segment's columns at once, so the segments left unmerged cost them
+    little. The segments kept keep their order in the TOC.
+    """
+    small = [s for s in segments if s.doc_count() < SETTLED_SEGMENT_DOCS]
+    kept = {id(s) for s in MERGE_SMALL(writer, small)}
+    return [s for s in segments if s.doc_count() >= SETTLED_SEGMENT_DOCS or id(s) in kept]
 
 
 def release(w: SegmentWriter) -> None:
