@@ -206,3 +206,74 @@ def test_bbc_duplicates_and_copies() -> None:
     assert {finder.cluster_of(i) for i in finder} == before
     assert all(finder.cluster_of(f"{i}~copy") == finder.cluster_of(i) for i in order)
 
+
+
+def test_saves_write_what_changed_and_load_back_the_same_finder(
+        seed: Article, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Saved at every commit, the finder writes only the articles added or removed since
+    (numbered delta files), and the whole again only once the deltas hold a quarter of it:
+    the rows written over a run stay within a few times the articles, where writing the
+    whole at every save wrote a number growing with the square of the commits. After every
+    save, loading gives the same clusters and the same counts."""
+    from archive.enrich import finder_files
+
+    written: list[int] = []
+    write = finder_files.write_atomically
+    monkeypatch.setattr(finder_files, "write_atomically",
+                        lambda path, arrays: written.append(len(arrays["ids"]))
+                        or write(path, arrays))
+    rng = random.Random(7)
+    paragraphs = seed.body.split("\n\n")
+    finder, path, live = DuplicateFinder(), tmp_path / "index" / "duplicates.npz", []
+    for commit in range(40):
+        for n in range(25):
+            article_id = f"a{commit:02d}-{n:02d}"
+            if rng.random() < 0.3:  # a copy or an edited copy of a story: a cluster
+                body = "\n\n".join(rng.sample(paragraphs, 3)) if rng.random() < 0.5 \
+                    else seed.body
+            else:
+                body = " ".join(rng.sample(UNRELATED.split(), 30)) + f" story {article_id}"
+            finder.add(article_id, finder.signature(f"Title {n % 5}\n{body}"))
+            live.append(article_id)
+        for gone in rng.sample(live, 4):  # removed, or edited (removed and added again)
+            finder.remove(gone)
+            live.remove(gone)
+            if rng.random() < 0.5:
+                finder.add(gone, finder.signature(seed.body))
+                live.append(gone)
+        finder.pop_changes()
+        finder.save(path)
+        loaded = DuplicateFinder.load(path)
+        assert loaded.clusters() == finder.clusters() and len(loaded) == len(finder)
+        assert all(loaded.cluster_of(a) == finder.cluster_of(a) for a in live)
+        clusters = finder.clusters()
+        assert DuplicateFinder.saved_stats(path) == \
+            (len(clusters), sum(len(m) - 1 for m in clusters.values()))
+    assert len(finder.clusters()) > 3
+    assert len(written) == 40 and sum(written) <= 6 * len(finder)
+    assert 1 <= len(list(path.parent.glob("duplicates-*.npz"))) < 10
+
+
+def test_a_delta_left_beside_a_newer_whole_is_not_applied(seed: Article, tmp_path: Path
+                                                          ) -> None:
+    """A crash between writing the whole finder and deleting its old deltas (or a rebuild's
+    fresh finder over an old run's files) leaves deltas of older generations: they are
+    never applied, nor is a delta after a missing one."""
+    path = tmp_path / "duplicates.npz"
+    old = finder_with(seed, copy_of(seed, "b"), copy_of(seed, "c", title="Library",
+                                                        body=UNRELATED))
+    old.save(path)
+    old.add("d", old.signature(article_text(seed)))
+    old.save(path)
+    deltas = list(tmp_path.glob("duplicates-*.npz"))
+    assert len(deltas) == 1
+    kept = deltas[0].read_bytes()
+    fresh = finder_with(copy_of(seed, "x", title="Library", body=UNRELATED))
+    fresh.save(path)  # the whole, numbered after every file there; the old delta goes
+    assert not deltas[0].exists()
+    deltas[0].write_bytes(kept)
+    assert set(DuplicateFinder.load(path).clusters()) == set() and len(
+        DuplicateFinder.load(path)) == 1
+    generation = int(deltas[0].name[len("duplicates-"):-len(".npz")])
+    deltas[0].rename(tmp_path / f"duplicates-{generation + 5:06d}.npz")  # after a gap
+    assert len(DuplicateFinder.load(path)) == 1

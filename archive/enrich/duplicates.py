@@ -26,9 +26,7 @@ The MinHash and LSH arithmetic itself (datasketch's, reproduced) is ``archive.en
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -36,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from archive.article import Article
-from archive.enrich import minhash
+from archive.enrich import finder_files, minhash
 from archive.enrich.minhash import Signature
 
 DEFAULT_THRESHOLD = 0.8
@@ -46,6 +44,8 @@ SHINGLE_SIZE = 3
 #: Jaccard is checked against the threshold itself. LSH tuned to the threshold proper finds
 #: only about half of the pairs just above it (its S-curve is centred there).
 CANDIDATE_MARGIN = 0.15
+#: the whole finder is written again once its deltas hold more than 1/this of its articles
+_DELTA_SHARE = 4
 #: Bump when the shingling, hash function, scheme or file layout changes: old files are refused.
 _FORMAT_VERSION = 1
 _NON_WORD = re.compile(r"[\W_]+")
@@ -89,6 +89,12 @@ class DuplicateFinder:
         self._cluster: dict[str, str] = {}
         self._members: dict[str, set[str]] = {}
         self._changed: dict[str, str] = {}
+        # what ``save`` has written: the generation of the newest file (None: nothing yet,
+        # the next save writes the whole finder), the articles its deltas carry, and the
+        # articles added or removed since
+        self._generation: int | None = None
+        self._delta_rows = 0
+        self._touched: set[str] = set()
 
     def __len__(self) -> int:
         return len(self._hashes)
@@ -114,6 +120,7 @@ class DuplicateFinder:
                                                                     self.num_perm):
             raise ValueError("signature was not made by DuplicateFinder.signature")
         hashes = np.asarray(signature.hashvalues, dtype=np.uint64).copy()
+        self._touched.add(article_id)
         empty = self._is_empty(hashes)  # no words: nothing to compare, a cluster of its own
         self._store(article_id, hashes, set() if empty else self._similar(hashes))
         self._recluster({article_id} | self._neighbours[article_id])
@@ -129,6 +136,7 @@ class DuplicateFinder:
         hashes = self._hashes.pop(article_id, None)
         if hashes is None:
             return
+        self._touched.add(article_id)
         if not self._is_empty(hashes):
             self._lsh.remove(article_id, hashes)
             key = hashes.tobytes()
@@ -161,37 +169,76 @@ class DuplicateFinder:
         return changes
 
     def save(self, path: Path) -> None:
-        """Write signatures and similarity edges to an ``.npz`` file, atomically.
+        """Write signatures and similarity edges beside ``path``, atomically, file by file.
+
+        Saved at every commit of a run, so what a save writes must not grow with the
+        archive: the whole finder goes to ``path`` (the base), and later saves write only the
+        articles added or removed since, as numbered delta files beside it
+        (``duplicates-000007.npz``), until the deltas hold a quarter as many articles as the
+        finder, when the whole is written again and the deltas go (each article is written a
+        bounded number of times). Every file carries its generation; ``load`` takes the base
+        and the deltas numbered after it in an unbroken run, so a delta that a crash left
+        beside a newer base is never applied.
 
         Uncompressed and as 32-bit values (the affine32 scheme's range; ``load`` widens them
         again): MinHash values are random, so zlib saved little and cost many times the
-        write, paid at every commit. The cluster counts ride along so a run that changes
-        nothing can report them unloaded.
+        write. The cluster counts ride along so a run that changes nothing can report them
+        unloaded.
         """
-        ids = sorted(self._hashes)
-        index = {article_id: i for i, article_id in enumerate(ids)}
-        edges = [(index[a], index[b]) for a in ids for b in self._neighbours[a] if a < b]
+        path = Path(path)
+        if self._generation is None or \
+                self._delta_rows + len(self._touched) > len(self._hashes) // _DELTA_SHARE:
+            generation = 1 + max([finder_files.generation_of(path)] +
+                                 [g for g, _ in finder_files.delta_files(path)])
+            ids = sorted(self._hashes)
+            index = {article_id: i for i, article_id in enumerate(ids)}
+            edges = [(index[a], index[b]) for a in ids for b in self._neighbours[a] if a < b]
+            finder_files.write_atomically(path, {
+                **self._header(generation), **self._rows(ids),
+                "edges": np.array(edges, dtype=np.int64).reshape(-1, 2)})
+            for _, old in finder_files.delta_files(path):
+                old.unlink(missing_ok=True)
+            self._delta_rows = 0
+        elif self._touched:
+            generation = self._generation + 1
+            touched = sorted(self._touched)
+            ids = [a for a in touched if a in self._hashes]
+            names = sorted({b for a in ids for b in self._neighbours[a]} | set(ids))
+            index = {article_id: i for i, article_id in enumerate(names)}
+            edges = [(index[a], index[b]) for a in ids for b in self._neighbours[a]]
+            finder_files.write_atomically(finder_files.delta_path(path, generation), {
+                **self._header(generation), **self._rows(ids),
+                "touched": np.array(touched, dtype=str), "names": np.array(names, dtype=str),
+                "edges": np.array(edges, dtype=np.int64).reshape(-1, 2)})
+            self._delta_rows += len(touched)
+        else:
+            return
+        self._generation = generation
+        self._touched.clear()
+
+    def _header(self, generation: int) -> dict[str, np.ndarray]:
+        sizes = [len(m) for m in self._members.values() if len(m) > 1]
+        return {
+            "params": np.array([_FORMAT_VERSION, self.num_perm, minhash.SEED]),
+            "threshold": np.array([self.threshold]),
+            "generation": np.array([generation]),
+            "stats": np.array([len(sizes), sum(sizes) - len(sizes)]),
+        }
+
+    def _rows(self, ids: list[str]) -> dict[str, np.ndarray]:
         hashes = np.stack([self._hashes[i] for i in ids]) if ids \
             else np.zeros((0, self.num_perm), dtype=np.uint64)
         if not hashes.size or int(hashes.max()) <= np.iinfo(np.uint32).max:
             hashes = hashes.astype(np.uint32)
-        clusters = self.clusters()
-        arrays = {
-            "params": np.array([_FORMAT_VERSION, self.num_perm, minhash.SEED]),
-            "threshold": np.array([self.threshold]),
-            "ids": np.array(ids, dtype=str),
-            "hashes": hashes,
-            "edges": np.array(edges, dtype=np.int64).reshape(-1, 2),
-            "stats": np.array([len(clusters), sum(len(m) - 1 for m in clusters.values())]),
-        }
-        _write_atomically(path, arrays)
+        return {"ids": np.array(ids, dtype=str), "hashes": hashes}
 
     @staticmethod
     def saved_stats(path: Path) -> tuple[int, int] | None:
         """(clusters, extra copies) as last saved at ``path``, read without loading the
         signatures; None when the file is missing, unreadable or older than this field."""
         try:
-            with np.load(path, allow_pickle=False) as data:
+            chain = finder_files.saved_chain(Path(path))
+            with np.load(chain[-1], allow_pickle=False) as data:
                 if "stats" not in data.files:
                     return None
                 clusters, copies = (int(v) for v in data["stats"])
@@ -202,13 +249,43 @@ class DuplicateFinder:
     @classmethod
     def load(cls, path: Path) -> DuplicateFinder:
         """Read a finder written by ``save``; the clusters are exactly those that were saved."""
-        with np.load(path, allow_pickle=False) as data:
-            version, num_perm, seed = (int(v) for v in data["params"])
-            if version != _FORMAT_VERSION or seed != minhash.SEED:
-                raise ValueError(f"{path}: unsupported duplicate index (version {version})")
-            finder = cls(threshold=float(data["threshold"][0]), num_perm=num_perm)
-            ids = [str(i) for i in data["ids"]]
-            finder._restore(ids, data["hashes"].astype(np.uint64), data["edges"])
+        chain = finder_files.saved_chain(Path(path))
+        ids: list[str] = []
+        rows: list[np.ndarray] = []
+        position: dict[str, int] = {}
+        edges: list[np.ndarray] = []
+        finder: DuplicateFinder | None = None
+        for file in chain:
+            with np.load(file, allow_pickle=False) as data:
+                version, num_perm, seed = (int(v) for v in data["params"])
+                if version != _FORMAT_VERSION or seed != minhash.SEED:
+                    raise ValueError(f"{file}: unsupported duplicate index (version {version})")
+                if finder is None:
+                    finder = cls(threshold=float(data["threshold"][0]), num_perm=num_perm)
+                for article_id in data["touched"].tolist() if "touched" in data.files else ():
+                    position.pop(article_id, None)  # its earlier row and edges are dead
+                new_ids = [str(i) for i in data["ids"]]
+                position.update((a, len(ids) + i) for i, a in enumerate(new_ids))
+                ids.extend(new_ids)
+                rows.append(data["hashes"].astype(np.uint64))
+                pairs = data["edges"]
+                if "names" in data.files:  # a delta's edges name their articles
+                    lookup = np.array([position.get(str(n), -1) for n in data["names"]],
+                                      dtype=np.int64)
+                    pairs = lookup[pairs] if len(pairs) else pairs
+                edges.append(pairs.reshape(-1, 2))
+                finder._delta_rows += len(data["touched"]) if "touched" in data.files else 0
+                finder._generation = int(data["generation"][0]) \
+                    if "generation" in data.files else 0
+        assert finder is not None
+        live = np.zeros(len(ids), dtype=bool)
+        live[list(position.values())] = True
+        renumber = np.cumsum(live) - 1
+        pairs = np.concatenate(edges) if edges else np.zeros((0, 2), dtype=np.int64)
+        pairs = pairs[(pairs >= 0).all(axis=1)]
+        pairs = renumber[pairs[live[pairs].all(axis=1)]]
+        hashes = np.concatenate(rows)[live] if rows else np.zeros((0, num_perm), np.uint64)
+        finder._restore([a for a, keep in zip(ids, live.tolist()) if keep], hashes, pairs)
         return finder
 
     def _similar(self, hashes: np.ndarray) -> set[str]:
@@ -271,6 +348,7 @@ class DuplicateFinder:
             self._neighbours[ids[b]].add(ids[a])
         self._recluster(set(ids))
         self._changed.clear()
+        self._touched.clear()
 
     def _is_empty(self, hashes: np.ndarray) -> bool:
         """True for the signature of a text with no words (every slot at its initial value)."""
@@ -297,17 +375,3 @@ def _component(neighbours: dict[str, set[str]], start: str) -> Iterator[str]:
         for other in neighbours[current] - seen:
             seen.add(other)
             queue.append(other)
-
-
-def _write_atomically(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write next to the target and rename over it, so a crash never leaves half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
