@@ -8,6 +8,7 @@ levers     the leave-one-collection-out selection alone, against the last releva
 index      indexing: full build, unchanged re-run, +1%/~1% re-run; vs FTS5
 queries    p50/p95 latency of top-10 searches with highlights; vs FTS5
 sidecars   a full build with no columnar sidecars, sidecars from the writer, sidecars read back
+merges     a full build with Whoosh's merge policy and with the archive's; their queries
 site       the whole static site's build time vs Pagefind on the same pages; a day's update (+1% new, ~1% edited)
 distributed  the build in-process vs a LocalCluster of 1 and 2 Dask workers; Amdahl to 10M;
              archive site with its search bundle on those clusters
@@ -154,6 +155,14 @@ def cmd_sidecars(args: argparse.Namespace) -> dict:
     corpora = corpus_list(args) if args.corpus else [("reuters", args.corpora / "reuters21578")]
     rows = sidecars.run(corpora, args.data / "sidecars", args.repeat)
     print(table(rows, sidecars.COLUMNS))
+    return {"rows": rows}
+
+
+def cmd_merges(args: argparse.Namespace) -> dict:
+    from bench import merges
+    corpora = corpus_list(args)
+    rows = merges.run(corpora, args.data / "merges", args.procs, args.per_kind, args.seed)
+    print(table(rows, merges.COLUMNS))
     return {"rows": rows}
 
 
@@ -310,6 +319,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=1,
                    help="builds of each kind, the fastest kept (default 1)")
     p.set_defaults(with_scale=False)
+    p = sub.add_parser("merges", help="a build with Whoosh's merge policy and with the "
+                       "archive's; their query times")
+    p.add_argument("--corpus", action="append", metavar="NAME=PATH",
+                   help="a corpus folder (repeatable; default: bbc and reuters)")
+    p.add_argument("--with-scale", action="store_true",
+                   help="also the generated scale set (python -m bench scale)")
+    p.add_argument("--procs", type=int, default=2, help="writer processes (default 2)")
+    p.add_argument("--per-kind", type=int, default=60,
+                   help="queries of each of the queries bench's 5 kinds (default 60)")
+    p.add_argument("--seed", type=int, default=5)
     p = sub.add_parser("site", help="whole-site build time vs Pagefind on the same pages")
     p.add_argument("--corpus", action="append", metavar="NAME=PATH",
                    help="a corpus folder (repeatable; default: reuters)")

@@ -38,15 +38,26 @@ def read_all(inputs: list[str], enrich: bool = False) -> list[Any]:
 
 def archive_build(inputs: list[str], index: str, rebuild: bool,
                   columns_from: str | None = "writer", procs: int | None = None,
-                  **opts: Any) -> dict[str, Any]:
+                  merge_policy: str = "archive", **opts: Any) -> dict[str, Any]:
     """``archive index`` as the CLI runs it (read + enrich + write + commit); ``columns_from``
-    and ``procs`` as ``Indexer`` takes them (the sidecars benchmark varies them)."""
+    and ``procs`` as ``Indexer`` takes them (the sidecars benchmark varies them);
+    ``merge_policy`` "whoosh" commits with Whoosh's own MERGE_SMALL instead of the
+    archive's policy (the merges benchmark)."""
+    from whoosh.writing import MERGE_SMALL
+
     from archive.indexer import Indexer
+    from archive.store import fastwriter
 
     # writer processes: store.default_procs() unless given, recorded
     indexer = Indexer(Path(index), columns_from=columns_from, procs=procs)
+    policy = fastwriter.merge_small_segments
+    if merge_policy == "whoosh":
+        fastwriter.merge_small_segments = MERGE_SMALL
     started = time.perf_counter()
-    report = indexer.run(inputs, rebuild=rebuild)
+    try:
+        report = indexer.run(inputs, rebuild=rebuild)
+    finally:  # a test runs this in its own process
+        fastwriter.merge_small_segments = policy
     seconds = time.perf_counter() - started
     return {"seconds": seconds, "procs": indexer.procs, "added": report.added,
             "updated": report.updated,

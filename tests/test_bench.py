@@ -167,6 +167,31 @@ def test_sidecars_build_three_ways(corpora: Path, tmp_path: Path,
     assert "x none" in out
 
 
+def test_merges_builds_both_ways_and_times_the_same_queries(
+        corpora: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from archive.indexer import Indexer
+    from archive.store import fastwriter
+
+    # 40 articles in files of 2, a commit at each file, one writer process: Whoosh merges
+    # its small segments, the archive's policy (settled at 2 articles here) none of them
+    bench(corpora, tmp_path, capsys, "scale", "--n", "40", "--per-file", "2")
+    monkeypatch.setattr(fastwriter, "SETTLED_SEGMENT_DOCS", 2)
+    monkeypatch.setattr(Indexer.__init__, "__kwdefaults__",
+                        {**Indexer.__init__.__kwdefaults__, "commit_every": 2})
+    policy = fastwriter.merge_small_segments
+    out = bench(corpora, tmp_path, capsys, "merges", "--corpus",
+                f"scale={tmp_path / 'data' / 'scale' / 'articles'}", "--procs", "1",
+                "--per-kind", "2")
+    assert fastwriter.merge_small_segments is policy  # put back after the whoosh build
+    rows = {r["policy"]: r for r in _result(tmp_path, "merges")["rows"]}
+    assert set(rows) == {"whoosh", "archive"}
+    assert rows["whoosh"]["articles"] == rows["archive"]["articles"] == 40
+    assert rows["archive"]["segments"] == 20 > rows["whoosh"]["segments"]
+    assert rows["whoosh"]["x_whoosh"] == 1 and rows["archive"]["queries"] == 10
+    assert "x whoosh" in out
+
+
 def test_worker_subprocess_reports_memory_and_cpu(corpora: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from bench.common import run_worker
