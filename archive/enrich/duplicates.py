@@ -262,7 +262,8 @@ class DuplicateFinder:
                     raise ValueError(f"{file}: unsupported duplicate index (version {version})")
                 if finder is None:
                     finder = cls(threshold=float(data["threshold"][0]), num_perm=num_perm)
-                for article_id in data["touched"].tolist() if "touched" in data.files else ():
+                touched = data["touched"].tolist() if "touched" in data.files else []
+                for article_id in touched:
                     position.pop(article_id, None)  # its earlier row and edges are dead
                 new_ids = [str(i) for i in data["ids"]]
                 position.update((a, len(ids) + i) for i, a in enumerate(new_ids))
@@ -274,7 +275,7 @@ class DuplicateFinder:
                                       dtype=np.int64)
                     pairs = lookup[pairs] if len(pairs) else pairs
                 edges.append(pairs.reshape(-1, 2))
-                finder._delta_rows += len(data["touched"]) if "touched" in data.files else 0
+                finder._delta_rows += len(touched)
                 finder._generation = int(data["generation"][0]) \
                     if "generation" in data.files else 0
         assert finder is not None
