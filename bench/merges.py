@@ -29,7 +29,7 @@ def headline_queries(index: Path, per_kind: int, seed: int) -> list[dict[str, An
     """The queries bench's query set (``bench.queries.make_queries``'s kinds and fields),
     drawn from the stored headlines and dates of articles picked at random."""
     from archive.search import Archive
-    from bench.queries import KINDS, _words
+    from bench.queries import KINDS, title_words
 
     rng = random.Random(seed)
     with Archive(index) as archive:
@@ -40,7 +40,7 @@ def headline_queries(index: Path, per_kind: int, seed: int) -> list[dict[str, An
             if len(heads) >= per_kind * len(KINDS) or not count:
                 break
             fields = searcher.stored_fields(rng.randrange(count))
-            words = _words(fields.get("title") or "")
+            words = title_words(fields.get("title") or "")
             if len(words) >= 2:
                 date = fields.get("date")
                 heads.append((words, str(date.year) if date else "2005"))
@@ -56,7 +56,7 @@ def headline_queries(index: Path, per_kind: int, seed: int) -> list[dict[str, An
 def run(corpora: Sequence[tuple[str, Path]], folder: Path, procs: int = 2, per_kind: int = 60,
         seed: int = 5) -> list[dict[str, Any]]:
     from bench.queries import percentile
-    from bench.site_update import _segments
+    from bench.site_update import segment_count
 
     rows: list[dict[str, Any]] = []
     for name, source in corpora:
@@ -66,7 +66,7 @@ def run(corpora: Sequence[tuple[str, Path]], folder: Path, procs: int = 2, per_k
             shutil.rmtree(index, ignore_errors=True)
             result = run_worker("archive_build", inputs=[str(source)], index=str(index),
                                 rebuild=True, procs=procs, merge_policy=policy)
-            built[policy] = {**result, "segments": _segments(index),
+            built[policy] = {**result, "segments": segment_count(index),
                              "index_mb": folder_bytes(index) / 1e6}
         queries = folder / f"{name}-queries.json"
         queries.write_text(json.dumps(headline_queries(folder / f"{name}-archive", per_kind,

@@ -59,7 +59,7 @@ def ensure_indexes(name: str, source: Path, folder: Path) -> tuple[Path, Path]:
     return index, db
 
 
-def _words(title: str) -> list[str]:
+def title_words(title: str) -> list[str]:
     return [w for w in re.findall(r"[A-Za-z]+", title.lower())
             if len(w) >= 3 and w not in STOP_WORDS]
 
@@ -67,7 +67,7 @@ def _words(title: str) -> list[str]:
 def make_queries(db: Path, per_kind: int, seed: int) -> list[dict[str, Any]]:
     con = sqlite3.connect(db)
     heads = [(t, d) for t, d in con.execute("SELECT title, date FROM docs ORDER BY rowid")
-             if len(_words(t)) >= 2]
+             if len(title_words(t)) >= 2]
     con.close()
     rng = random.Random(seed)
     years = sorted({d[:4] for _, d in heads if d}) or ["2005"]
@@ -75,7 +75,7 @@ def make_queries(db: Path, per_kind: int, seed: int) -> list[dict[str, Any]]:
     for kind in KINDS:
         for _ in range(per_kind):
             title, date = heads[rng.randrange(len(heads))]
-            words = _words(title)
+            words = title_words(title)
             i = rng.randrange(len(words) - 1)
             year = date[:4] if date else rng.choice(years)
             out.append({"kind": kind, "w1": words[i], "w2": words[i + 1],

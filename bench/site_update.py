@@ -87,7 +87,7 @@ def _meta(site: Path) -> dict[str, Any]:
     return parse_script((site / "search" / "bundle" / "meta.js").read_bytes())[1]
 
 
-def _segments(index: Path) -> int:
+def segment_count(index: Path) -> int:
     from archive.search import Archive
     with Archive(index) as archive:
         return sum(1 for leaf, _ in archive.searcher.reader().leaf_readers()
@@ -136,6 +136,6 @@ def run(corpora: list[tuple[str, Path]], work: Path, timeout: float = 3600) -> l
             "removed": sum(1 for line in lines if line[0] == "D"),
             "written_by_area": dict(areas.most_common(12)),
             "differ": len(differ), "differ_examples": differ[:12],
-            "segments": _segments(index), "units": len(_meta(site)["segs"]),
+            "segments": segment_count(index), "units": len(_meta(site)["segs"]),
         })
     return rows
