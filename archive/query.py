@@ -22,6 +22,7 @@ from whoosh import matching, qparser, query as wq, sorting
 from whoosh.qparser.dateparse import DateParserPlugin
 
 from archive.expansions import StemmedFuzzyTerm, blend_expansions
+from archive.words import FieldedWord, fielded_words
 
 SEARCH_FIELDS = ("title", "body", "captions")
 #: Field names a query may use (``place:lebanon``); the rest of the schema is internal.
@@ -99,7 +100,8 @@ def parse(parser: qparser.QueryParser, text: str) -> wq.Query:
     try:
         parsed = parser.parse(normalise_dates(text))
         _check(parsed, text)
-        return _checked_exclusions(blend_expansions(_keyword_phrases_as_terms(parsed)))
+        return _checked_exclusions(fielded_words(
+            blend_expansions(_keyword_phrases_as_terms(parsed)), SEARCH_FIELDS))
     except QueryError:
         raise
     except Exception as exc:  # Whoosh raises assorted types (RecursionError too)
@@ -289,18 +291,17 @@ def free_text_query(schema: Any, text: str) -> wq.Query | None:
 
     The text is never parsed as query syntax (a CISI query with ``(``, ``:`` or ``NOT`` in
     it means those words, not operators): it goes through the fields' own analyzer, and
-    each distinct term becomes ``Term(field, term)`` for every text field, all ORed (boosted by
-    how often the word occurs in the query), so a
-    document matching more (and rarer) words scores higher under BM25F. None when no term
-    survives analysis (e.g. only stop words).
+    each distinct term becomes a ``FieldedWord`` over the text fields (boosted by how often
+    the word occurs in the query), all ORed, so a document matching more (and rarer) words
+    scores higher under BM25F. None when no term survives analysis (e.g. only stop words).
     """
     analyzer = schema[SEARCH_FIELDS[0]].analyzer
     counts = Counter(t.text for t in analyzer(text))
     if not counts:
         return None
     # a word said k times weighs k (textbook BM25's query term frequency)
-    return wq.Or([wq.Term(name, term, boost=float(k))
-                  for term, k in counts.items() for name in SEARCH_FIELDS])
+    return wq.Or([FieldedWord([wq.Term(name, term) for name in SEARCH_FIELDS], boost=float(k))
+                  for term, k in counts.items()])
 
 
 def suggest(searcher: Any, schema: Any, text: str) -> str | None:

@@ -1,29 +1,37 @@
-"""How the archive scores a match: BM25F with Lucene's idf and per-field weights.
+"""How the archive scores a match: BM25F with Lucene's idf, a word's fields scored as one.
 
 Whoosh's stock ``BM25F`` was measured against other BM25 engines, first on CISI and Cranfield,
 then on seven test collections with every parameter here chosen by leave-one-collection-out
 (``python -m bench relevance``; ``bench/levers.py``; tables in the README's Performance section
-and bench/README.md). Three levers hold on collections they were not picked on, so they are the
-archive's ranking:
+and bench/README.md). What holds on collections it was not picked on is the archive's ranking:
 
+* **A word's fields scored as one** (Robertson and Zaragoza's BM25F): a word searched in the
+  title, body and captions has each field's term frequency divided by that field's length
+  normalisation and multiplied by the field's weight; the sum is saturated once with ``K1``.
+  Whoosh's BM25F instead saturates each field apart and adds the scores, so a word found in
+  three fields counts nearly three times, and a long story mentioning the word everywhere
+  beats a short one about it. The word's idf comes from its largest document frequency over
+  those fields (Lucene's ``CombinedFieldQuery``): every scorer holds each field's frequency
+  (Whoosh, the columns, the site's lists), where the number of articles holding the word in
+  any field is kept by none.
 * **Lucene's idf**, ``log(1 + (N - df + 0.5) / (df + 0.5))``, instead of Whoosh's
   ``log(N / (df + 1)) + 1``: Whoosh's adds a constant 1 that flattens the difference between
   rare and common words, so a document matching many common words beats one matching the
   rare word the searcher cared about.
-* **Field weights at query time**: the title field keeps its index-time boost (a title word
-  counts twice toward the title's term frequency), but its score is then weighed 0.5, so a
-  word in a short title does not outweigh the same word repeated through the body.
 * **Repeated query words count** (``free_text_query``): a word given twice in a free-text
   query weighs twice, as in textbook BM25.
 
-``K1`` and ``B`` stay at the textbook values: the values picked on six collections change from
-one choice of six to the next, and on the collection left out they do worse on average than
-these. Each lever is a parameter of this one family (``K1``, ``B``, ``FIELD_B``,
-``FIELD_WEIGHTS``, ``IDF``) so that the static site's bundle, which recomputes the formula in the
-browser, can follow any of them.
+``K1``, ``B``, ``FIELD_B`` and ``FIELD_WEIGHTS`` are the selection's pick over all seven
+collections among the settings every scorer can compute; the title's weight multiplies its
+indexed term frequency, which holds the index-time boost already. A term asked of one field
+alone (``title:word``, a phrase, an expansion) is that field's BM25 with the same parameters,
+its score times the field's weight; for one field the two forms differ only by where the
+weight applies.
 
-Everything that scores reads this one weighting: the CLI's searches, ``archive eval`` and the
-static site's precomputed per-(term, article) scores, so the browser ranks as the CLI does.
+Everything that scores reads this one weighting: the CLI's searches (Whoosh's matchers,
+``archive.words`` for a word over several fields, and the columns), ``archive eval`` and the
+static site's bundle, which recomputes the formula in the browser, so the browser ranks as the
+CLI does.
 """
 
 from __future__ import annotations
@@ -34,15 +42,20 @@ from typing import Any
 
 from whoosh import scoring
 
-#: query-time multipliers on a field's BM25F score (fields not named weigh 1)
-FIELD_WEIGHTS: dict[str, float] = {"title": 0.5}
+#: a field's weight on its term frequency before a word's fields are summed (fields not named
+#: weigh 1)
+FIELD_WEIGHTS: dict[str, float] = {"title": 2.0}
 
 #: length normalisation: ``B`` for every field not named in ``FIELD_B``
-B = 0.75
-FIELD_B: dict[str, float] = {}
-K1 = 1.2
+B = 0.5
+FIELD_B: dict[str, float] = {"title": 0.3}
+K1 = 2.5
 #: the idf form, a key of ``IDF_FORMS``
 IDF = "lucene"
+#: how a word over several fields is scored (names ``bench/levers.py``'s grid uses): one
+#: BM25F term, its idf from the fields' largest document frequency
+FORM = "bm25f"
+WORD_DF = "max"
 
 
 def lucene_idf(doc_count: int, doc_frequency: int) -> float:
@@ -75,7 +88,9 @@ class WeightedBM25FScorer(scoring.BM25FScorer):
 
 
 class NewsBM25F(scoring.BM25F):
-    """BM25F with Lucene's idf and per-field score weights (see the module docstring)."""
+    """BM25F with Lucene's idf and per-field weights (see the module docstring). Whoosh asks
+    ``scorer`` for one field's term; a word over several fields is scored by
+    ``archive.words.FieldedWord`` from ``field_tf_function``, ``word_idf`` and ``saturated``."""
 
     def __init__(self, B: float = B, K1: float = K1,
                  field_weights: dict[str, float] | None = None,
@@ -125,6 +140,36 @@ class NewsBM25F(scoring.BM25F):
         def score(weight: Any, length: Any) -> Any:
             return field_weight * scoring.bm25(idf, weight, length, avg_length, B, K1)
         return score
+
+    # -- a word over several fields (``archive.words``) ------------------------------------
+
+    def field_tf_function(self, searcher: Any, fieldname: str, *,
+                          avg_length: float | None = None) -> Callable[[Any, Any], Any]:
+        """``tf(weight, length)``: a posting's term frequency in ``fieldname`` over the field's
+        length normalisation, times the field's weight, the part of a word's combined term
+        frequency that field gives. Element by element on numpy arrays alike."""
+        if avg_length is None:
+            avg_length = searcher.get_parent().avg_field_length(fieldname) or 1
+        B, field_weight = self.field_B(fieldname), self.field_weight(fieldname)
+
+        def tf(weight: Any, length: Any) -> Any:
+            return field_weight * weight / ((1 - B) + B * length / avg_length)
+        return tf
+
+    def word_idf(self, doc_count: int, doc_frequencies: Any) -> float:
+        """A word's idf over several fields: from its largest document frequency among them."""
+        return self.idf_of(doc_count, max(doc_frequencies))
+
+    def saturated(self, combined_tf: Any) -> Any:
+        """A word's combined term frequency, saturated: what its idf multiplies."""
+        return combined_tf * (self.K1 + 1) / (combined_tf + self.K1)
+
+    def unsaturated(self, saturated: float) -> float:
+        """The combined term frequency ``saturated`` comes from (infinite past the bound
+        ``K1 + 1``): what a matcher must reach to score ``saturated``."""
+        if saturated >= self.K1 + 1:
+            return math.inf
+        return self.K1 * saturated / (self.K1 + 1 - saturated)
 
     def scorer(self, searcher: Any, fieldname: str, text: bytes, qf: float = 1) -> Any:
         if not searcher.schema[fieldname].scorable:

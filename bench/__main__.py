@@ -112,11 +112,20 @@ def print_levers(data: Path, names: list[str], best_peer: dict[str, float]) -> d
     print(f"mean held-out MAP / best peer: {result['loo_mean_ratio']:.3f}")
     print(f"picked on all {len(names)}: {result['chosen_label']} "
           f"(criterion {result['chosen_criterion']:.3f})")
+    computable = result["computable"]
+    print(f"\nThe same over the {computable['settings']} settings every scorer computes (no "
+          "df=any: Whoosh, the columns and the site's lists keep no count of articles "
+          "holding a word in any field):")
+    print(table(computable["loo"], levers.LOO_COLUMNS))
+    print(f"mean held-out MAP / best peer: {computable['loo_mean_ratio']:.3f}")
+    print(f"picked on all {len(names)}: {computable['chosen_label']} "
+          f"(criterion {computable['chosen_criterion']:.3f})")
     if result["current_criterion"] is not None:
         print(f"archive/ranking.py now: {result['current_label']} "
-              f"(criterion {result['current_criterion']:.3f}); the held-out picks "
-              + ("beat it: change the default" if result["loo_mean_ratio"]
-                 > result["current_criterion"] else "do not beat it: keep it"))
+              f"(criterion {result['current_criterion']:.3f}): "
+              + ("the pick among the settings every scorer computes"
+                 if computable["current_is_pick"] else
+                 "not the pick among the settings every scorer computes: change it"))
     return result
 
 

@@ -67,8 +67,8 @@ class Setting:
     title: float = ranking.FIELD_WEIGHTS.get("title", 1.0)
     idf: str = ranking.IDF
     qtf: bool = True
-    form: str = "sum"
-    df: str = "field"
+    form: str = ranking.FORM
+    df: str = ranking.WORD_DF
 
     @property
     def label(self) -> str:
@@ -99,9 +99,10 @@ def grid(k1: Iterable[float] = (0.6, 0.9, 1.2, 1.5), b: Iterable[float] = (0.5, 
     0), in a fixed order: ties in the selection go to the earlier setting."""
     out: dict[Setting, None] = {}
     for values in itertools.product(k1, b, title_b, title, idf, qtf):
-        setting = Setting(*values)
+        setting = Setting(*values, form="sum", df="field")
         if setting.title == 0:
-            setting = Setting(setting.k1, setting.b, setting.b, 0.0, setting.idf, setting.qtf)
+            setting = Setting(setting.k1, setting.b, setting.b, 0.0, setting.idf, setting.qtf,
+                              form="sum", df="field")
         out.setdefault(setting, None)
     return list(out)
 
@@ -172,14 +173,15 @@ class CollectionPostings:
             for qid, text in queries.items():
                 q = archive.free_text_query(text)
                 terms = []
-                for leaf in (q.subqueries if q is not None else ()):
-                    key = (leaf.fieldname, leaf.text)
-                    if key not in cache:
-                        cache[key] = _postings(reader, *key)
-                    df, docs, weights = cache[key]
-                    if df:
-                        terms.append(TermPostings(leaf.fieldname, leaf.text, int(leaf.boost),
-                                                  df, docs, weights))
+                for word in (q.subqueries if q is not None else ()):
+                    for leaf in word.subqueries:   # a FieldedWord: a Term per text field
+                        key = (leaf.fieldname, leaf.text)
+                        if key not in cache:
+                            cache[key] = _postings(reader, *key)
+                        df, docs, weights = cache[key]
+                        if df:
+                            terms.append(TermPostings(leaf.fieldname, leaf.text,
+                                                      int(word.boost), df, docs, weights))
                 out[qid] = terms
         return cls(doc_count, keys, lengths, average, out)
 
@@ -384,7 +386,17 @@ def run(data: Path, names: Sequence[str], best_peer: Mapping[str, float],
         maps[name] = {s: m["ap"] for s, m in means[name].items()}
     current = Setting()
     rows, chosen = leave_one_out(maps, best_peer, settings, current)
+    # the settings every scorer can compute: a blended df over any field is kept by none
+    computable = [s for s in settings if s.df != "any"]
+    computable_rows, computable_pick = leave_one_out(maps, best_peer, computable, current)
     return {"loo": rows, "loo_mean_ratio": sum(r["ratio"] for r in rows) / len(rows),
+            "computable": {
+                "loo": computable_rows, "settings": len(computable),
+                "loo_mean_ratio": sum(r["ratio"] for r in computable_rows)
+                / len(computable_rows),
+                "chosen_label": computable_pick.label,
+                "chosen_criterion": criterion(maps, best_peer, computable_pick, names),
+                "current_is_pick": computable_pick == current},
             "chosen": asdict(chosen), "chosen_label": chosen.label,
             "chosen_criterion": criterion(maps, best_peer, chosen, names),
             "current_label": current.label,

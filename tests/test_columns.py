@@ -606,3 +606,29 @@ def test_a_relaxed_query_ranks_on_the_columns_as_on_whoosh(generated, sort: str)
     assert ours.relaxed and ours.total > 10
     assert (ours.total, ours.hits, ours.suggestion) == (theirs.total, theirs.hits,
                                                         theirs.suggestion)
+
+
+def test_whooshs_top_n_skipping_keeps_the_fielded_words_ranking(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whoosh's top-N collector skips postings blocks by quality bounds; through
+    ``FieldedWord``'s saturation the bounds must stay safe: the top 10 equal the top 10 of
+    every match scored."""
+    from archive import ranking
+    _index(tmp_path / "index", write_generated(tmp_path / "news", 1200))
+    asked: list[float] = []
+    unsaturated = ranking.NewsBM25F.unsaturated
+    monkeypatch.setattr(ranking.NewsBM25F, "unsaturated",
+                        lambda self, score: asked.append(score) or unsaturated(self, score))
+    with Archive(tmp_path / "index", use_columns=False) as on_whoosh:
+        searcher = on_whoosh.searcher
+        assert type(on_whoosh.parse("oil")).__name__ == "FieldedWord"
+        for text in ("oil", "bank", "oil bank", "oil OR symphony OR harbour",
+                     "prices bank rates", "harbour volcano grain orchestra"):
+            q = on_whoosh.parse(text) if " " not in text or "OR" in text else \
+                on_whoosh.free_text_query(text)
+            every = sorted(((-score, docnum) for score, docnum in
+                            searcher.search(q, limit=None).top_n))
+            top = searcher.search(q, limit=10, optimize=True)
+            assert [d for _, d in top.top_n] == [d for _, d in every[:10]], text
+            assert [s for s, _ in top.top_n] == pytest.approx([-s for s, _ in every[:10]]), text
+    assert asked   # the collector did skip by the bounds

@@ -29,6 +29,7 @@ from archive.article import Article
 from archive.search import Archive
 from archive.site import search as ss
 from archive.site.search import articles as ss_articles
+from archive.site.search import format as ss_format
 from archive.site.search import pairs as ss_pairs
 from archive.site.search import segments as ss_segments
 from archive.site import urls
@@ -391,6 +392,18 @@ def test_page_markup_has_a_labelled_query_box_and_relative_scripts() -> None:
                                      "assets/search/chart.js"}
 
 
+def test_a_weighting_the_client_cannot_follow_is_refused(fixture_site, tmp_path: Path) -> None:  # noqa: ANN001
+    """The client computes the product's Lucene idf only; a bench lever's other idf would
+    rank differently in the browser than in the CLI, so no bundle is written for it."""
+    from archive.ranking import NewsBM25F
+    index, _, _ = fixture_site
+    with Archive(index) as archive:
+        archive.searcher = archive.index.searcher(weighting=NewsBM25F(idf_form="whoosh"))
+        with pytest.raises(ValueError, match="Lucene's idf only"):
+            ss.build_bundle(archive, OutputFolder(tmp_path / "site"), shard_bytes=512,
+                            head_size=4)
+
+
 def test_client_is_small_and_keeps_its_code_as_written() -> None:
     """Issue 7: client code (search + UI) under 15 KB gzipped; served with whole-line comments
     removed and nothing else changed (each code line is a line of the sources)."""
@@ -682,6 +695,27 @@ def test_units_are_consecutive_runs_and_a_new_segment_changes_only_the_newest() 
         assert max(levels.values()) < ss_segments.FANOUT, (count, levels)
 
 
+def _word_tiers_bound_their_postings(reader: ref.BundleReader) -> int:
+    """Every tail tier of every word's list: its bound (the highest combined term frequency
+    at its unit's averages) times the unit's ``rho`` is at least each of its postings'
+    combined term frequency at the collection's averages, the one the browser scores. Returns
+    how many tiers were checked."""
+    meta, checked = reader.meta, 0
+    w, nfields = meta["w"], len(meta["avg"])
+    for segid, term_shards, _ in meta["segs"]:
+        for shard in range(term_shards):
+            for index, row in enumerate(reader.load(f"s/{segid}/t/{shard}")):
+                for t, (count, bound) in enumerate(row[4] if len(row) > 4 else []):
+                    data = reader.load(ss_format.tail_name(f"s/{segid}/t", shard, index, t))
+                    for _, fields in ss.decode_fielded(data, count, 1, nfields):
+                        combined = sum(w["fw"][f] * v[0] / ((1 - w["b"][f]) + w["b"][f] * v[1]
+                                                            / meta["avg"][f])
+                                       for f, v in enumerate(fields) if v)
+                        assert combined <= bound[nfields] * meta["rho"][segid], (row[0], t)
+                    checked += 1
+    return checked
+
+
 def test_small_segments_share_lists_and_an_edit_inside_a_unit_shows_its_newer_copy(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Seven commits of 20 articles (the third edits an article of the first, the sixth one
@@ -723,6 +757,8 @@ def test_small_segments_share_lists_and_an_edit_inside_a_unit_shows_its_newer_co
                 assert ref.overlap_at(10, ids, [h["id"] for h in answer.hits]) >= 0.9, q
         for q, edited in (("zeppelin", base[3]), ("airship", base[90])):
             assert [h["id"] for h in ref.search(reader, q, facets=False).hits] == [edited.id]
+        assert _word_tiers_bound_their_postings(reader) > 20
+        assert max(reader.meta["rho"].values()) > 1   # some unit's averages are below the whole's
         fresh = tmp_path / "fresh"
         ss.build_bundle(archive, OutputFolder(fresh), shard_bytes=512, head_size=4, procs=1)
     # (files of the units merged since are what the site builder then removes)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from whoosh import query as wq
 
-from archive import expansions, query, store
+from archive import expansions, query, store, words
 from archive.columns.sidecar import COLUMNS_DIR, FIELDS, Sidecar
 
 #: Query forms answered by Whoosh instead, with an example of each: fields without
@@ -296,6 +296,40 @@ class ColumnIndex:
             scores = scores * q.boost
         return Match(docs, scores)
 
+    def _fielded_word(self, q: words.FieldedWord) -> Match:
+        """A word over several text fields, scored as ``FieldedWord``'s matcher scores it:
+        each field's term frequency share summed per document, saturated once, times the
+        word's idf (from its largest document frequency over the fields) and the boost."""
+        if not hasattr(self.weighting, "field_tf_function"):
+            raise Unsupported("a weighting without field_tf_function")
+        frequencies: list[int] = []
+        docs: list[np.ndarray] = []
+        shares: list[np.ndarray] = []
+        for term in q.subqueries:
+            field = self._column_field(term.fieldname)
+            if field is None:
+                continue
+            try:
+                word = field.to_bytes(term.text)
+            except ValueError:
+                continue
+            held, weights = self.postings(term.fieldname, word)
+            self.terms[(term.fieldname, word)] = held
+            frequencies.append(len(held))
+            if len(held):
+                tf = self.weighting.field_tf_function(self.searcher, term.fieldname)
+                docs.append(held)
+                shares.append(tf(weights, self.field_lengths(term.fieldname)[held]))
+        if not docs:
+            return _EMPTY
+        if len(docs) == 1:
+            found, combined = docs[0], shares[0]
+        else:
+            found, inverse = np.unique(np.concatenate(docs), return_inverse=True)
+            combined = np.bincount(inverse, np.concatenate(shares), minlength=len(found))
+        idf = self.weighting.word_idf(self.doc_count, frequencies)
+        return Match(found, idf * q.boost * self.weighting.saturated(combined))
+
     def _phrase(self, q: wq.Phrase) -> Match:
         """Words in order within ``q.slop`` positions of each other: the documents holding
         every word (an AND on the columns), kept where their positions place them so.
@@ -498,6 +532,8 @@ class ColumnIndex:
             return self._term(q)
         if kind is wq.Phrase:
             return self._phrase(q)
+        if kind is words.FieldedWord:
+            return self._fielded_word(q)
         if expansions.is_expansion(q):
             return self._expansion(q)
         if kind in (wq.And, wq.Or):

@@ -274,27 +274,41 @@ def parse_query(text: str) -> dict | None:
 # --- reading the bundle -------------------------------------------------------------------------
 
 def idf_of(meta: dict[str, Any], df: int) -> float:
-    """The weighting's idf (``archive.ranking``) from the collection's count in ``meta``."""
+    """The weighting's idf (``archive.ranking``'s Lucene idf, the only one a bundle is built
+    with) from the collection's count in ``meta``."""
+    assert meta["w"]["idf"] == "lucene", meta["w"]
     n = meta["N"]
-    if meta["w"]["idf"] == "whoosh":
-        return math.log(n / (df + 1)) + 1
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
-def fielded_score(meta: dict[str, Any], idf: list[float], fields: tuple[tuple[int, ...], ...]) \
-        -> float:
-    """A posting's BM25F score: per field holding it, each word's weighted BM25 (a pair's
-    two words in turn), summed left to right as ``archive.ranking`` and Whoosh sum them."""
+def fielded_score(meta: dict[str, Any], idf: list[float], fields: tuple[tuple[int, ...], ...],
+                  first: int = 0) -> float:
+    """A posting's BM25F score as engine.js computes it. A word (one weight per field): its
+    fields as one term (``archive.words``), each field's weight over the field's length
+    normalisation, times the field's weight, summed, saturated once, times the idf of the
+    word's largest document frequency over the fields (``idf`` per field: the largest idf is
+    that of the smallest frequency, so the word's is the smallest). A pair: per field holding
+    it, each word's weighted BM25 from word ``first`` on (a phrase's later pairs score their
+    second word only), summed left to right."""
     w = meta["w"]
     nfields = len(fields)
+    if all(len(values) <= 2 for values in fields):
+        combined = 0.0
+        for f, values in enumerate(fields):
+            if values:
+                B = w["b"][f]
+                combined += w["fw"][f] * values[0] / ((1 - B) + B * values[1] / meta["avg"][f])
+        K1 = w["k1"]
+        return min(idf) * combined * (K1 + 1) / (combined + K1)
     score = 0.0
     for f, values in enumerate(fields):
         if not values:
             continue
         length = values[-1]
         for i, weight in enumerate(values[:-1]):
-            score += w["fw"][f] * bm25(idf[i * nfields + f], weight, length, meta["avg"][f],
-                                       w["b"][f], w["k1"])
+            if i >= first:
+                score += w["fw"][f] * bm25(idf[i * nfields + f], weight, length,
+                                           meta["avg"][f], w["b"][f], w["k1"])
     return score
 
 
@@ -337,7 +351,7 @@ class BundleReader:
             out.add(last)
         return out
 
-    def postings(self, namespace: str, key: str) -> dict[int, float]:
+    def postings(self, namespace: str, key: str, first: int = 0) -> dict[int, float]:
         """A term's or pair's full list over the live segments: article number -> BM25F
         score, computed from the postings' weights and lengths as engine.js does."""
         found = []
@@ -367,7 +381,7 @@ class BundleReader:
             for c, data in parts:
                 for n, fields in decode_fielded(data, c, arity, nfields):
                     if n not in skip:
-                        out[n] = fielded_score(self.meta, idf, fields)
+                        out[n] = fielded_score(self.meta, idf, fields, first)
         return out
 
     def facet_numbers(self, facet: str, key: str) -> list[int]:
@@ -449,7 +463,8 @@ def evaluate(reader: BundleReader, node: dict) -> dict[int, float]:
     if op == "term":
         return reader.postings("t", node["key"])
     if op == "phrase":
-        return _intersect([reader.postings("p", k) for k in node["keys"]])
+        return _intersect([reader.postings("p", k, 1 if i else 0)
+                           for i, k in enumerate(node["keys"])])
     if op == "facet":
         return dict.fromkeys(reader.facet_numbers(node["facet"], node["key"]), 0.0)
     if op == "date":

@@ -110,9 +110,13 @@ def build_bundle(archive: Archive, out: OutputFolder, *, prefix: str = BUNDLE_PR
 def collection_stats(archive: Archive, numbering: postings.Numbering) -> dict[str, Any]:
     """What the browser needs to score: the weighting's parameters, the article count and
     average field lengths as Whoosh counts them (deleted copies included, as its idf and
-    averages do), and each segment's deletion list."""
+    averages do), each segment's deletion list, and each unit's ``rho`` (what its word
+    tiers' bounds are multiplied by at these averages, ``segments.units_rho``)."""
     searcher = archive.searcher
     weighting = searcher.weighting
+    if weighting.idf_form != "lucene":  # a lever of the relevance bench, never the product's
+        raise ValueError(f"the search bundle's client computes Lucene's idf only, not "
+                         f"{weighting.idf_form!r}")
     deleted = segments.deletions(archive, numbering)
     return {
         "N": searcher.doc_count_all(),
@@ -122,6 +126,8 @@ def collection_stats(archive: Archive, numbering: postings.Numbering) -> dict[st
               "idf": weighting.idf_form},
         "x": {segid: b64(varints(n - p for n, p in zip(numbers, [-1] + numbers[:-1])))
               for segid, numbers in deleted.items()},
+        # per unit: how far the collection's averages can raise its tiers' word bounds
+        "rho": segments.units_rho(archive),
     }
 
 

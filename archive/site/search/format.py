@@ -20,7 +20,7 @@ from typing import Any
 from archive import store
 from archive.site import urls
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 CALLBACK = "__archiveBundle"
 #: Where the site keeps the bundle, relative to its root.
 BUNDLE_PREFIX = "search/bundle"
@@ -158,15 +158,22 @@ def field_bound(postings: list[tuple[int, Fielded]], nfields: int) -> list[list[
         bound: list[float] = []
         for i in range(len(held[0]) - 1):
             ratio = max(v[i] / v[-1] if v[-1] else 1e9 for v in held)
-            bound += [max(v[i] for v in held), float(f"{ratio * (1 + 2e-6):.6g}")]
+            bound += [max(v[i] for v in held), rounded_up(ratio)]
         out.append(bound)
     return out
 
 
+def rounded_up(value: float) -> float:
+    """``value`` in six significant digits, never below it (a bound kept short in JSON)."""
+    return float(f"{value * (1 + 2e-6):.6g}")
+
+
 def make_fielded_entry(key: str, dfs: list[int], postings: dict[int, Fielded],
-                       rank: Any, head_size: int) -> FieldedEntry:
+                       rank: Any, head_size: int, word_tf: Any = None) -> FieldedEntry:
     """Order by ``rank(fields, dfs)`` (falling; ties: lower number first), cut into head
-    and tiers."""
+    and tiers. With ``word_tf`` (a word's list) a tier's bound is its postings' highest
+    ``word_tf(fields)`` (rounded up) after an empty list per field (engine.js ``boundScore``);
+    without, each field's ``field_bound``."""
     nfields = len(next(iter(postings.values())))
     ranked = sorted(postings.items(), key=lambda nf: (-rank(nf[1], dfs), nf[0]))
     chunks, start, size = [], 0, head_size
@@ -174,8 +181,9 @@ def make_fielded_entry(key: str, dfs: list[int], postings: dict[int, Fielded],
         chunks.append(sorted(ranked[start:start + size]))
         start += size
         size = head_size * TIER_GROWTH ** len(chunks)
-    tiers = [(len(chunk), field_bound(chunk, nfields), encode_fielded(chunk))
-             for chunk in chunks[1:]]
+    tiers = [(len(chunk), field_bound(chunk, nfields) if word_tf is None else
+              [[] for _ in range(nfields)] + [rounded_up(max(word_tf(f) for _, f in chunk))],
+              encode_fielded(chunk)) for chunk in chunks[1:]]
     return FieldedEntry(key, dfs, len(postings), encode_fielded(chunks[0]), tiers)
 
 

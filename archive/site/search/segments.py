@@ -9,8 +9,10 @@ field's weight and length) and each list's head its per-field document frequency
 segment; ``meta`` holds the collection's count and average lengths, and the browser computes
 the archive's BM25F (``archive.ranking``) from them, summing each word's frequencies over the
 live segments as Whoosh does. Lists are cut by a segment-local order (the same formula with
-the segment's own averages and no idf), and each tail tier carries per field its highest
-weights and shortest length, so the browser bounds what it has not fetched yet.
+the segment's own averages and frequencies), and each tail tier carries a bound, so the browser
+bounds what it has not fetched yet: a pair's tier per field its highest weights and
+weight-to-length ratios; a word's tier its highest combined term frequency at the unit's own
+averages, which ``meta`` relates to the collection's by one factor per unit (``units_rho``).
 
 Why units: a word's first query fetches one shard per list set, and Whoosh lets a few dozen
 small segments pile up before it merges them. So the lists are cut per *unit*: a run of
@@ -144,7 +146,7 @@ def fingerprints(source: Any, numbering: Numbering, prefix: str, shard_bytes: in
     are immutable; the numbers their articles have; the build's parameters)."""
     weighting = source.searcher.weighting
     params = json.dumps([__version__, FORMAT_VERSION, prefix, shard_bytes, head_size,
-                         weighting.K1, [weighting.field_B(f) for f in FIELDS],
+                         "bm25f", weighting.K1, [weighting.field_B(f) for f in FIELDS],
                          [weighting.field_weight(f) for f in FIELDS], FANOUT, LEVEL_BASE])
     out = []
     for unit in units(source):
@@ -218,23 +220,58 @@ def segment_ids(source: Any) -> list[str]:
 class _Order:
     """The unit-local ranking a list is cut by: the archive's BM25F with the unit's own
     article count, frequencies and averages, so it never depends on other units and stays
-    close to the collection's."""
+    close to the collection's. A word's fields are scored as one term (``archive.words``), a
+    pair's words per field (the client's ``fieldedScore`` alike)."""
 
     def __init__(self, weighting: Any, members: list[tuple[Any, int]]):
         count = sum(leaf.doc_count_all() for leaf, _ in members) or 1
         self.count = count
+        self.weighting = weighting
         self.idf_of = weighting.idf_of
         self.params = [(weighting.field_weight(f), weighting.field_B(f), weighting.K1,
                         (sum(leaf.field_length(f) for leaf, _ in members) / count) or 1)
                        for f in FIELDS]
 
+    def word_tf(self, fields: tuple[tuple[int, ...], ...]) -> float:
+        """A word's posting's combined term frequency at the unit's own averages (what a
+        tier's bound keeps: ``units_rho`` relates it to the collection's)."""
+        combined = 0.0
+        for (fw, B, _, avg), values in zip(self.params, fields):
+            if values:
+                combined += fw * values[0] / ((1 - B) + B * values[-1] / avg)
+        return combined
+
     def __call__(self, fields: tuple[tuple[int, ...], ...], dfs: list[int]) -> float:
+        if max(len(values) - 1 for values in fields if values) == 1:
+            return self.weighting.word_idf(self.count, dfs) * \
+                self.weighting.saturated(self.word_tf(fields))
         total = 0.0
         for f, ((fw, B, K1, avg), values) in enumerate(zip(self.params, fields)):
             for i, w in enumerate(values[:-1]):
                 idf = self.idf_of(self.count, dfs[i * len(FIELDS) + f])
                 total += fw * scoring.bm25(idf, w, values[-1], avg, B, K1)
         return total
+
+
+def units_rho(source: Any) -> dict[str, float]:
+    """Per unit, the most the collection's average lengths can raise a posting's combined
+    term frequency over its value at the unit's own (the bound its tiers keep). A field's
+    term frequency over ``(1 - B) + B * length / average`` grows, when the average grows from
+    ``a`` to ``g``, by at most ``g / a``; so the largest such ratio over the fields the unit
+    holds, and never below 1."""
+    searcher = source.searcher
+    overall = [searcher.avg_field_length(f) or 1 for f in FIELDS]
+    out: dict[str, float] = {}
+    for unit in units(source):
+        members = _members(source, unit)
+        count = sum(leaf.doc_count_all() for leaf, _ in members) or 1
+        rho = 1.0
+        for f, name in enumerate(FIELDS):
+            own = sum(leaf.field_length(name) for leaf, _ in members) / count
+            if own:
+                rho = max(rho, overall[f] / own)
+        out[unit.uid] = rho
+    return out
 
 
 def _lengths(leaf: Any) -> dict[str, np.ndarray]:
@@ -283,7 +320,8 @@ def term_lists(members: list[tuple[Any, int]], superseded: list[np.ndarray],
         dfs_of[term] = dfs
         if postings:
             fielded = {n: tuple(f) for n, f in postings.items()}
-            entries.append(make_fielded_entry(term, dfs, fielded, order, head_size))
+            entries.append(make_fielded_entry(term, dfs, fielded, order, head_size,
+                                              order.word_tf))
     return entries, dfs_of
 
 

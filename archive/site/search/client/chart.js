@@ -152,7 +152,7 @@
    * Returns the complete result (exact total), or null when `live()` says a newer search won.
    */
   async function forSearch(engine, state, box, { href, pick, live }) {
-    const full = await engine.search(state.q, { sort: state.sort, page: state.page, filters: state.filters, complete: true, numbers: true });
+    const full = await engine.search(state.q, { ...state, complete: true, numbers: true });
     if (!live()) return null;
     const t = await timeline(engine, full.numbers);
     if (!live()) return null;

@@ -372,14 +372,16 @@
     }
 
     /** A term's ("t") or pair's ("p") posting list over the live segments as a leaf, the
-     * heads loaded: one part per segment holding the key. */
-    async list(ns, key) {
-      const id = ns + " " + key;
-      if (!this.lists.has(id)) this.lists.set(id, this.openList(ns, key));
+     * heads loaded: one part per segment holding the key. A phrase's pairs after its first
+     * score their second word only (`from` 1), so each of its words counts once, as the CLI
+     * scores a phrase. */
+    async list(ns, key, from = 0) {
+      const id = ns + from + key;
+      if (!this.lists.has(id)) this.lists.set(id, this.openList(ns, key, from));
       return this.lists.get(id);
     }
 
-    async openList(ns, key) {
+    async openList(ns, key, from) {
       const hash = keyHash(key);
       const found = await Promise.all(this.meta.segs.map(async ([segid, ts, ps]) => {
         const space = `s/${segid}/${ns}`;
@@ -388,19 +390,21 @@
         const index = rows.findIndex((r) => r[0] === key);
         return index < 0 ? null : { segid, space, shard, index, row: rows[index] };
       }));
-      const leaf = { op: "leaf", known: new Map(), complete: true, bound: 0, parts: [] };
+      const leaf = { op: "leaf", known: new Map(), complete: true, bound: 0, parts: [], from };
       const nf = this.meta.avg.length, arity = ns === "t" ? 1 : 2;
       const dfs = new Array(nf * arity).fill(0);
       let count = 0;
       for (const f of found) if (f) { f.row[1].forEach((d, i) => { dfs[i] += d; }); count += f.row[2]; }
-      leaf.idf = dfs.map((df) => idfOf(this.meta, df));
+      // a word's idf over its fields comes from its largest document frequency among them;
+      // a pair's words are scored per field
+      leaf.idf = arity === 1 ? idfOf(this.meta, Math.max(...dfs)) : dfs.map((df) => idfOf(this.meta, df));
       leaf.arity = arity;
       // one word alone: its postings are the exact total (when no copy is deleted)
       if (!found.some((f) => f && this.deleted(f.segid).size)) leaf.df = count;
       for (const f of found) {
         if (!f) continue;
         const [, , c, head, tiers = []] = f.row;
-        const part = { segid: f.segid, space: f.space, shard: f.shard, index: f.index, tiers, next: 0 };
+        const part = { ...f, tiers, next: 0 };
         leaf.parts.push(part);
         this.addPostings(leaf, part, head, c - tiers.reduce((a, t) => a + t[0], 0));
       }
@@ -440,7 +444,7 @@
           pos = q;
           fields.push([first, ...rest]);
         }
-        if (!skip.has(numbers[i])) leaf.known.set(numbers[i], fieldedScore(this.meta, leaf.idf, fields));
+        if (!skip.has(numbers[i])) leaf.known.set(numbers[i], fieldedScore(this.meta, leaf, fields));
       }
     }
 
@@ -453,7 +457,7 @@
       for (const part of leaf.parts) {
         part.bound = 0;
         for (let t = part.next; t < part.tiers.length; t++) {
-          const b = boundScore(this.meta, leaf.idf, part.tiers[t][1]);
+          const b = boundScore(this.meta, leaf, part.tiers[t][1], this.meta.rho[part.segid]);
           if (b > part.bound) part.bound = b;
         }
         if (part.next < part.tiers.length) { leaf.complete = false; if (part.bound > leaf.bound) leaf.bound = part.bound; }
@@ -525,7 +529,7 @@
     async compile(node) {
       switch (node.op) {
         case "term": return this.list("t", node.key);
-        case "phrase": return { op: "and", kids: await Promise.all(node.keys.map((k) => this.list("p", k))) };
+        case "phrase": return { op: "and", kids: await Promise.all(node.keys.map((k, i) => this.list("p", k, +!!i))) };
         case "facet": return this.facetLeaf(node.facet, node.key);
         case "date": return this.dateRange(node.lo, node.hi);
         case "all": return { op: "range", from: 0, to: this.meta.n };
@@ -611,41 +615,46 @@
     article(n) { return this.load(`a/${n}`); }
   }
 
-  /** The weighting's idf (archive/ranking.py) from meta's article count. */
+  /** The weighting's idf (archive/ranking.py's Lucene idf: the bundle is built with no
+   * other) from meta's article count. */
   function idfOf(meta, df) {
-    const n = meta.N;
-    if (meta.w.idf === "whoosh") return Math.log(n / (df + 1)) + 1;
-    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    return Math.log(1 + (meta.N - df + 0.5) / (df + 0.5));
   }
 
-  /** A posting's BM25F score: per field holding it ([weight(s)..., length] or null), each
-   * word's weighted BM25 (a pair's two in turn), summed left to right as the CLI sums them. */
-  function fieldedScore(meta, idf, fields) {
+  /** A posting's BM25F score (archive/ranking.py), per field holding it ([weight(s)...,
+   * length] or null). A word's fields are one term (archive/words.py): each field's weight
+   * over its length normalisation, times the field's weight, summed, saturated once, times
+   * the word's idf (leaf.idf, a number). A pair's two words are scored per field and summed, as the CLI sums a
+   * phrase's fields. */
+  function fieldedScore(meta, leaf, fields) {
     const w = meta.w, nf = fields.length;
-    let score = 0;
+    let score = 0, tf = 0;
     for (let f = 0; f < nf; f++) {
       const v = fields[f];
       if (!v) continue;
-      const fl = v[v.length - 1], B = w.b[f], K1 = w.k1;
-      for (let i = 0; i < v.length - 1; i++) {
-        const tf = v[i];
-        score += w.fw[f] * (idf[i * nf + f] * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * fl / meta.avg[f]))));
+      const B = w.b[f], norm = (1 - B) + B * v[v.length - 1] / meta.avg[f];
+      for (let i = leaf.from; i < v.length - 1; i++) {
+        if (leaf.arity === 1) tf += w.fw[f] * v[i] / norm;
+        else score += w.fw[f] * leaf.idf[i * nf + f] * saturated(w.k1, v[i] / norm);
       }
     }
-    return score;
+    return score + (tf && leaf.idf * saturated(w.k1, tf));
   }
 
-  /** The most a posting of a tier can score: per field, each weight's highest and highest
-   * weight-to-length ratio (format.field_bound) in BM25's term part, a hair over for rounding. */
-  function boundScore(meta, idf, bound) {
-    const w = meta.w, nf = bound.length, K1 = w.k1;
-    let score = 0;
+  /** BM25's term part: a term frequency over its length normalisation, saturated. */
+  const saturated = (K1, x) => x * (K1 + 1) / (x + K1);
+
+  /** The most a posting of a tier can score, a hair over for rounding. A word's: the tier's
+   * highest combined term frequency at its unit's own average lengths (segments.py), times
+   * `rho` (meta.rho, per unit), the most the collection's averages can raise it. A pair's: per
+   * field, each weight's highest and highest weight-to-length ratio (format.field_bound) in
+   * BM25's term part. */
+  function boundScore(meta, leaf, bound, rho) {
+    const w = meta.w, nf = meta.avg.length;
+    let score = leaf.arity === 1 ? leaf.idf * saturated(w.k1, bound[nf] * rho) : 0;
     for (let f = 0; f < nf; f++) {
       const B = w.b[f];
-      for (let i = 0; i + 1 < bound[f].length; i += 2) {
-        const [tf, ratio] = [bound[f][i], bound[f][i + 1]];
-        score += w.fw[f] * idf[(i / 2) * nf + f] * (K1 + 1) / (1 + K1 * (1 - B) / tf + K1 * B / (ratio * meta.avg[f]));
-      }
+      for (let i = 2 * leaf.from; i + 1 < bound[f].length; i += 2) score += w.fw[f] * leaf.idf[(i / 2) * nf + f] * saturated(w.k1, 1 / ((1 - B) / bound[f][i] + B / (bound[f][i + 1] * meta.avg[f])));
     }
     return score * (1 + 1e-9);
   }

@@ -77,10 +77,10 @@
     // show the filters in use
     if (Object.keys(state.filters).length) panel.open = true;
     say("Searching\u2026");
-    const opts = { sort: state.sort, page: state.page, filters: state.filters };
     let result;
     try {
-      result = await engine.search(state.q, opts);
+      // the state's sort, page and filters are the search's options
+      result = await engine.search(state.q, state);
     } catch (e) {
       if (mine !== run) return;
       list.replaceChildren(); pages.replaceChildren();
@@ -133,7 +133,7 @@
     let full;
     try {
       await load("counts.js");
-      full = await engine.search(state.q, { sort: state.sort, page: state.page, filters: state.filters, complete: true });
+      full = await engine.search(state.q, { ...state, complete: true });
     } catch (e) {
       counted = 0;
       // the results shown already report the error
