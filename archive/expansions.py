@@ -4,14 +4,19 @@
 Whoosh scores each word an expansion reaches as a term of its own, so a rare variant, with
 its higher idf, outranks the word typed; and its wildcards and prefixes score every match
 alike. Here every word of an expansion takes the idf of the most common of them (Lucene's
-blended document frequency) and is weighed by how much of it the user typed.
+blended document frequency) and is weighed by how much of it the user typed; over several
+text fields (an unfielded ``blair~``) each word is one BM25F term over them, as a plain word
+is (``FieldedExpansion``, ``archive.words``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from whoosh import query as wq
+from whoosh import matching, query as wq
+from whoosh.util import make_binary_tree
+
+from archive.words import word_matcher
 
 
 class StemmedFuzzyTerm(wq.FuzzyTerm):
@@ -110,6 +115,76 @@ class _BlendedWildcard(_Blended, wq.Wildcard):
 
 class _BlendedPrefix(_Blended, wq.Prefix):
     pass
+
+
+class FieldedExpansion(wq.Or):
+    """One fuzzy word, wildcard or prefix over several text fields (the parser's ``Or`` of it
+    per field): every word it reaches is scored as one BM25F term over the fields
+    (``archive.words``), weighed by how much of it the user typed, all with the idf of the
+    most common word it reaches in any of them, so ``blair~`` scores Blair as ``blair``
+    does, and its variants below."""
+
+    def reached(self, reader: Any, parent: Any) -> tuple[list[tuple[Any, float]], int]:
+        """The words reached in one segment's ``reader`` over the fields, each with its
+        boost, and the document frequency (whole index) of the idf they share."""
+        boosts: dict[Any, float] = {}
+        frequency = 0
+        for sub in self.subqueries:
+            words, found = sub.scored_words(reader, parent)
+            frequency = max(frequency, found)
+            for word, boost in words:
+                boosts.setdefault(word, boost * self.boost)
+        return sorted(boosts.items()), frequency
+
+    def matcher(self, searcher: Any, context: Any = None) -> Any:
+        weighting = context.weighting if context is not None else searcher.weighting
+        if weighting is None or not hasattr(weighting, "field_tf_function"):
+            return super().matcher(searcher, context)
+        parent = searcher.get_parent()
+        reached, frequency = self.reached(searcher.reader(), parent)
+        if not reached:
+            return matching.NullMatcher()
+        idf = weighting.idf_of(parent.doc_count_all(), frequency)
+        fields = [sub.field() for sub in self.subqueries]
+        matchers = [word_matcher(searcher, weighting, [(f, word) for f in fields], idf * boost)
+                    for word, boost in reached]
+        matchers = [m for m in matchers if m.is_active()]
+        if not matchers:
+            return matching.NullMatcher()
+        return make_binary_tree(matching.UnionMatcher, matchers)
+
+
+def _expansion_key(q: Any) -> tuple[Any, ...]:
+    return (type(q), q.text, q.boost, getattr(q, "maxdist", None),
+            getattr(q, "prefixlength", None))
+
+
+def fielded_expansions(q: wq.Query, fields: tuple[str, ...]) -> wq.Query:
+    """``q`` with each expansion ORed over several of ``fields`` (the parser's form of an
+    unfielded ``blair~``, also inside a flattened ``blair~ OR brown~``) made one
+    ``FieldedExpansion``, at the place of its first field's."""
+    if q.children():
+        q = q.apply(lambda sub: fielded_expansions(sub, fields))
+    if type(q) is not wq.Or:
+        return q
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for sub in q.subqueries:
+        if isinstance(sub, _Blended) and sub.field() in fields:
+            groups.setdefault(_expansion_key(sub), []).append(sub)
+    groups = {key: subs for key, subs in groups.items()
+              if len(subs) > 1 and len({s.field() for s in subs}) == len(subs)}
+    if not groups:
+        return q
+    out: list[wq.Query] = []
+    for sub in q.subqueries:
+        subs = groups.get(_expansion_key(sub)) if isinstance(sub, _Blended) else None
+        if subs is None:
+            out.append(sub)
+        elif sub is subs[0]:
+            out.append(FieldedExpansion(subs))
+    if len(out) == 1:
+        return out[0].with_boost(out[0].boost * q.boost)
+    return wq.Or(out, boost=q.boost, minmatch=q.minmatch, scale=q.scale)
 
 
 def is_expansion(q: wq.Query) -> bool:

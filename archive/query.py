@@ -21,7 +21,7 @@ from typing import Any
 from whoosh import matching, qparser, query as wq, sorting
 from whoosh.qparser.dateparse import DateParserPlugin
 
-from archive.expansions import StemmedFuzzyTerm, blend_expansions
+from archive.expansions import StemmedFuzzyTerm, blend_expansions, fielded_expansions
 from archive.words import FieldedWord, fielded_words
 
 SEARCH_FIELDS = ("title", "body", "captions")
@@ -100,8 +100,9 @@ def parse(parser: qparser.QueryParser, text: str) -> wq.Query:
     try:
         parsed = parser.parse(normalise_dates(text))
         _check(parsed, text)
-        return _checked_exclusions(fielded_words(
-            blend_expansions(_keyword_phrases_as_terms(parsed)), SEARCH_FIELDS))
+        blended = blend_expansions(_keyword_phrases_as_terms(parsed))
+        return _checked_exclusions(fielded_words(fielded_expansions(blended, SEARCH_FIELDS),
+                                                 SEARCH_FIELDS))
     except QueryError:
         raise
     except Exception as exc:  # Whoosh raises assorted types (RecursionError too)

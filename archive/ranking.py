@@ -23,10 +23,11 @@ and bench/README.md). What holds on collections it was not picked on is the arch
 
 ``K1``, ``B``, ``FIELD_B`` and ``FIELD_WEIGHTS`` are the selection's pick over all seven
 collections among the settings every scorer can compute; the title's weight multiplies its
-indexed term frequency, which holds the index-time boost already. A term asked of one field
-alone (``title:word``, a phrase, an expansion) is that field's BM25 with the same parameters,
-its score times the field's weight; for one field the two forms differ only by where the
-weight applies.
+indexed term frequency, which holds the index-time boost already. A fuzzy word, wildcard or
+prefix scores each word it reaches as such a term too (``archive.expansions``). A term asked
+of one field alone (``title:word``) and a phrase are that field's BM25 with the same
+parameters, the score times the field's weight; for one field the two forms differ only by
+where the weight applies.
 
 Everything that scores reads this one weighting: the CLI's searches (Whoosh's matchers,
 ``archive.words`` for a word over several fields, and the columns), ``archive eval`` and the

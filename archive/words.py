@@ -101,8 +101,7 @@ class FieldedWord(wq.Or):
             return super().matcher(searcher, context)   # unscored, or another weighting
         parent = searcher.get_parent()
         schema = searcher.schema
-        tf = _FieldTf(weighting)
-        frequencies, matchers = [], []
+        frequencies, terms = [], []
         for term in self.subqueries:
             if term.fieldname not in schema:
                 continue
@@ -111,13 +110,22 @@ class FieldedWord(wq.Or):
             except ValueError:
                 continue
             frequencies.append(parent.doc_frequency(term.fieldname, text))
-            if (term.fieldname, text) in searcher.reader():
-                matchers.append(searcher.postings(term.fieldname, text, weighting=tf))
-        if not matchers:
-            return matching.NullMatcher()
-        idf = weighting.word_idf(parent.doc_count_all(), frequencies)
-        union = make_binary_tree(matching.UnionMatcher, matchers)
-        return _Saturated(union, weighting, idf * self.boost)
+            terms.append((term.fieldname, text))
+        idf = weighting.word_idf(parent.doc_count_all(), frequencies) if frequencies else 0.0
+        return word_matcher(searcher, weighting, terms, idf * self.boost)
+
+
+def word_matcher(searcher: Any, weighting: Any, terms: list[tuple[str, bytes]],
+                 scale: float) -> Any:
+    """One word's matcher over its ``(field, word)`` terms: the fields' term frequency
+    shares summed, saturated once, times ``scale`` (the word's idf and boost)."""
+    tf = _FieldTf(weighting)
+    reader = searcher.reader()
+    matchers = [searcher.postings(fieldname, text, weighting=tf)
+                for fieldname, text in terms if (fieldname, text) in reader]
+    if not matchers:
+        return matching.NullMatcher()
+    return _Saturated(make_binary_tree(matching.UnionMatcher, matchers), weighting, scale)
 
 
 def _is_field_term(q: Any, fields: tuple[str, ...]) -> bool:

@@ -67,3 +67,20 @@ def test_bbc_blair_fuzzy_wildcard_and_prefix_lead_with_tony_blair(corpora_dir: P
         assert all("Blair" in t or "PM" in t or "Labour" in t or "Brown" in t
                    for t in top[:5]), (query, top)
         assert "Comic Morris returns with sitcom" not in top[:5], (query, top)
+
+
+def scores(index: Path, query: str) -> dict[str, float]:
+    result = invoke("search", query, "--index", index, "--json", "--limit", "20")
+    assert result.exit_code == 0, result.output
+    return {hit["title"]: hit["score"] for hit in json.loads(result.stdout)["hits"]}
+
+
+def test_the_typed_word_scores_as_the_plain_word_does(index: Path) -> None:
+    """An expansion's words are each one BM25F term over the text fields, like a plain word:
+    where the typed word is the most common one reached (so the idf is its own) and an
+    article holds no variant, ``blair~`` scores it exactly as ``blair`` does."""
+    plain, fuzzy = scores(index, "blair"), scores(index, "blair~")
+    speeches = [t for t in plain if t.startswith("Blair speech")]
+    assert len(speeches) == 6
+    for title in speeches:
+        assert fuzzy[title] == pytest.approx(plain[title], rel=1e-9), title

@@ -475,6 +475,57 @@ class ColumnIndex:
             return _EMPTY
         return Match(np.concatenate(docs), np.concatenate(scores))
 
+    def _fielded_expansion(self, q: expansions.FieldedExpansion) -> Match:
+        """A fuzzy word, wildcard or prefix over several text fields, scored as its matcher
+        scores it: per segment, the words it reaches in any of the fields, each one BM25F
+        term over them (``_fielded_word``'s arithmetic) with the shared idf and its boost."""
+        if not hasattr(self.weighting, "field_tf_function"):
+            raise Unsupported("a weighting without field_tf_function")
+        fields = [(sub.field(), self._column_field(sub.field())) for sub in q.subqueries]
+        fields = [(name, field) for name, field in fields if field is not None]
+        shares = {name: self.weighting.field_tf_function(self.searcher, name)
+                  for name, _ in fields}
+        docs: list[np.ndarray] = []
+        scores: list[np.ndarray] = []
+        held: dict[tuple[str, bytes], list[np.ndarray]] = {}
+        for (leaf, offset), (sidecar, _) in zip(self.reader.leaf_readers(), self.sidecars):
+            reached, frequency = q.reached(leaf, self.searcher)
+            if not reached:
+                continue
+            idf = self.weighting.idf_of(self.doc_count, frequency)
+            seg_docs: list[np.ndarray] = []
+            seg_scores: list[np.ndarray] = []
+            for text, boost in reached:
+                word_docs: list[np.ndarray] = []
+                word_tfs: list[np.ndarray] = []
+                for name, field in fields:
+                    columns = sidecar.field(name)
+                    word = field.to_bytes(text)
+                    found = columns.postings(word) if columns is not None else None
+                    if found is None:
+                        continue
+                    local = found[0].astype(np.int64) + offset
+                    word_docs.append(local)
+                    word_tfs.append(shares[name](np.asarray(found[1], dtype=np.float64),
+                                                 self.field_lengths(name)[local]))
+                    held.setdefault((name, word), []).append(local)
+                if not word_docs:
+                    continue
+                merged, inverse = np.unique(np.concatenate(word_docs), return_inverse=True)
+                combined = np.bincount(inverse, np.concatenate(word_tfs), minlength=len(merged))
+                seg_docs.append(merged)
+                seg_scores.append(idf * boost * self.weighting.saturated(combined))
+            if seg_docs:
+                merged, inverse = np.unique(np.concatenate(seg_docs), return_inverse=True)
+                docs.append(merged)
+                scores.append(np.bincount(inverse, np.concatenate(seg_scores),
+                                          minlength=len(merged)))
+        for key, parts in held.items():
+            self.terms[key] = np.concatenate(parts)
+        if not docs:
+            return _EMPTY
+        return Match(np.concatenate(docs), np.concatenate(scores))
+
     def _compound(self, q: wq.CompoundQuery) -> Match:
         subs = q.subqueries
         if not subs:
@@ -534,6 +585,8 @@ class ColumnIndex:
             return self._phrase(q)
         if kind is words.FieldedWord:
             return self._fielded_word(q)
+        if kind is expansions.FieldedExpansion:
+            return self._fielded_expansion(q)
         if expansions.is_expansion(q):
             return self._expansion(q)
         if kind in (wq.And, wq.Or):
