@@ -16,7 +16,7 @@ from typing import Any
 from whoosh import matching, query as wq
 from whoosh.util import make_binary_tree
 
-from archive.words import word_matcher
+from archive.words import regrouped, word_matcher
 
 
 class StemmedFuzzyTerm(wq.FuzzyTerm):
@@ -154,7 +154,9 @@ class FieldedExpansion(wq.Or):
         return make_binary_tree(matching.UnionMatcher, matchers)
 
 
-def _expansion_key(q: Any) -> tuple[Any, ...]:
+def _expansion_key(q: Any, fields: tuple[str, ...]) -> tuple[Any, ...] | None:
+    if not isinstance(q, _Blended) or q.field() not in fields:
+        return None
     return (type(q), q.text, q.boost, getattr(q, "maxdist", None),
             getattr(q, "prefixlength", None))
 
@@ -167,24 +169,8 @@ def fielded_expansions(q: wq.Query, fields: tuple[str, ...]) -> wq.Query:
         q = q.apply(lambda sub: fielded_expansions(sub, fields))
     if type(q) is not wq.Or:
         return q
-    groups: dict[tuple[Any, ...], list[Any]] = {}
-    for sub in q.subqueries:
-        if isinstance(sub, _Blended) and sub.field() in fields:
-            groups.setdefault(_expansion_key(sub), []).append(sub)
-    groups = {key: subs for key, subs in groups.items()
-              if len(subs) > 1 and len({s.field() for s in subs}) == len(subs)}
-    if not groups:
-        return q
-    out: list[wq.Query] = []
-    for sub in q.subqueries:
-        subs = groups.get(_expansion_key(sub)) if isinstance(sub, _Blended) else None
-        if subs is None:
-            out.append(sub)
-        elif sub is subs[0]:
-            out.append(FieldedExpansion(subs))
-    if len(out) == 1:
-        return out[0].with_boost(out[0].boost * q.boost)
-    return wq.Or(out, boost=q.boost, minmatch=q.minmatch, scale=q.scale)
+    return regrouped(q, lambda sub: _expansion_key(sub, fields), FieldedExpansion,
+                     lambda sub: sub.field())
 
 
 def is_expansion(q: wq.Query) -> bool:

@@ -11,6 +11,7 @@ columns' matched terms read it as before; only the score differs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from whoosh import matching, query as wq, scoring
@@ -140,25 +141,28 @@ def is_word_over_fields(q: Any, fields: tuple[str, ...]) -> bool:
             and len({sub.text for sub in q.subqueries}) == 1)
 
 
-def _grouped(q: wq.Or, fields: tuple[str, ...]) -> wq.Query:
-    """An ``Or`` whose plain terms of one word in several of ``fields`` become that word's
-    ``FieldedWord`` (the parser flattens ``oil OR wheat`` into one ``Or`` of six terms), at
-    the place of the word's first term."""
-    words: dict[str, list[wq.Term]] = {}
+def regrouped(q: wq.Or, key: Callable[[Any], Any], combine: Callable[[list[Any]], wq.Query],
+              field_of: Callable[[Any], str]) -> wq.Query:
+    """``q`` (an ``Or``) with the subqueries that share a ``key`` (None: none), each in
+    another field (``field_of``), replaced by ``combine`` of them at the place of the first:
+    how one word's per-field parts, which the parser flattens into one ``Or`` with the other
+    words' (``oil OR wheat`` is one ``Or`` of six terms), become that word's one query."""
+    groups: dict[Any, list[Any]] = {}
     for sub in q.subqueries:
-        if _is_field_term(sub, fields):
-            words.setdefault(sub.text, []).append(sub)
-    grouped = {text: terms for text, terms in words.items()
-               if len(terms) > 1 and len({t.fieldname for t in terms}) == len(terms)}
-    if not grouped:
+        found = key(sub)
+        if found is not None:
+            groups.setdefault(found, []).append(sub)
+    groups = {k: subs for k, subs in groups.items()
+              if len(subs) > 1 and len({field_of(s) for s in subs}) == len(subs)}
+    if not groups:
         return q
     out: list[wq.Query] = []
     for sub in q.subqueries:
-        terms = grouped.get(sub.text) if _is_field_term(sub, fields) else None
-        if terms is None:
+        subs = groups.get(key(sub))
+        if subs is None:
             out.append(sub)
-        elif sub is terms[0]:
-            out.append(FieldedWord(terms))
+        elif sub is subs[0]:
+            out.append(combine(subs))
     if len(out) == 1:
         return out[0].with_boost(out[0].boost * q.boost)
     return wq.Or(out, boost=q.boost, minmatch=q.minmatch, scale=q.scale)
@@ -170,4 +174,7 @@ def fielded_words(q: Any, fields: tuple[str, ...]) -> Any:
         return FieldedWord(list(q.subqueries), boost=q.boost)
     if q.children():
         q = q.apply(lambda sub: fielded_words(sub, fields))
-    return _grouped(q, fields) if type(q) is wq.Or else q
+    if type(q) is not wq.Or:
+        return q
+    return regrouped(q, lambda sub: sub.text if _is_field_term(sub, fields) else None,
+                     FieldedWord, lambda term: term.fieldname)

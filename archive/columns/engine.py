@@ -482,7 +482,7 @@ class ColumnIndex:
         if not hasattr(self.weighting, "field_tf_function"):
             raise Unsupported("a weighting without field_tf_function")
         fields = [(sub.field(), self._column_field(sub.field())) for sub in q.subqueries]
-        fields = [(name, field) for name, field in fields if field is not None]
+        fields = [(name, column) for name, column in fields if column is not None]
         shares = {name: self.weighting.field_tf_function(self.searcher, name)
                   for name, _ in fields}
         docs: list[np.ndarray] = []
@@ -498,9 +498,9 @@ class ColumnIndex:
             for text, boost in reached:
                 word_docs: list[np.ndarray] = []
                 word_tfs: list[np.ndarray] = []
-                for name, field in fields:
+                for name, column in fields:
                     columns = sidecar.field(name)
-                    word = field.to_bytes(text)
+                    word = column.to_bytes(text)
                     found = columns.postings(word) if columns is not None else None
                     if found is None:
                         continue
