@@ -148,7 +148,8 @@ class NewsBM25F(scoring.BM25F):
                           avg_length: float | None = None) -> Callable[[Any, Any], Any]:
         """``tf(weight, length)``: a posting's term frequency in ``fieldname`` over the field's
         length normalisation, times the field's weight, the part of a word's combined term
-        frequency that field gives. Element by element on numpy arrays alike."""
+        frequency that field gives. Element by element on numpy arrays alike. ``avg_length``
+        replaces the searcher's (which is then not read: a unit of the site's lists)."""
         if avg_length is None:
             avg_length = searcher.get_parent().avg_field_length(fieldname) or 1
         B, field_weight = self.field_B(fieldname), self.field_weight(fieldname)

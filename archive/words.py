@@ -93,9 +93,6 @@ class FieldedWord(wq.Or):
     """One word (a ``Term`` per text field, ORed), scored as one BM25F term; its boost
     multiplies the word's score (a free-text query's repeated word)."""
 
-    def field_terms(self) -> list[wq.Term]:
-        return list(self.subqueries)
-
     def matcher(self, searcher: Any, context: Any = None) -> Any:
         weighting = context.weighting if context is not None else searcher.weighting
         if weighting is None or not hasattr(weighting, "field_tf_function"):
@@ -133,14 +130,6 @@ def _is_field_term(q: Any, fields: tuple[str, ...]) -> bool:
     return type(q) is wq.Term and q.boost == 1.0 and q.fieldname in fields
 
 
-def is_word_over_fields(q: Any, fields: tuple[str, ...]) -> bool:
-    """An ``Or`` of plain, unboosted ``Term`` s of one word, each in another of ``fields``."""
-    return (type(q) is wq.Or and len(q.subqueries) > 1
-            and all(_is_field_term(sub, fields) for sub in q.subqueries)
-            and len({sub.fieldname for sub in q.subqueries}) == len(q.subqueries)
-            and len({sub.text for sub in q.subqueries}) == 1)
-
-
 def regrouped(q: wq.Or, key: Callable[[Any], Any], combine: Callable[[list[Any]], wq.Query],
               field_of: Callable[[Any], str]) -> wq.Query:
     """``q`` (an ``Or``) with the subqueries that share a ``key`` (None: none), each in
@@ -170,8 +159,6 @@ def regrouped(q: wq.Or, key: Callable[[Any], Any], combine: Callable[[list[Any]]
 
 def fielded_words(q: Any, fields: tuple[str, ...]) -> Any:
     """``q`` with every word over several of ``fields`` made a ``FieldedWord``."""
-    if is_word_over_fields(q, fields):
-        return FieldedWord(list(q.subqueries), boost=q.boost)
     if q.children():
         q = q.apply(lambda sub: fielded_words(sub, fields))
     if type(q) is not wq.Or:

@@ -106,20 +106,18 @@ def cmd_relevance(args: argparse.Namespace) -> dict:
 def print_levers(data: Path, names: list[str], best_peer: dict[str, float]) -> dict:
     from bench import levers
     result = levers.run(data, names, best_peer)
-    print(f"Leave-one-collection-out over {result['settings']} settings (criterion: mean of "
-          "MAP / best peer's MAP over the collections picked on):")
-    print(table(result["loo"], levers.LOO_COLUMNS))
-    print(f"mean held-out MAP / best peer: {result['loo_mean_ratio']:.3f}")
-    print(f"picked on all {len(names)}: {result['chosen_label']} "
-          f"(criterion {result['chosen_criterion']:.3f})")
     computable = result["computable"]
-    print(f"\nThe same over the {computable['settings']} settings every scorer computes (no "
-          "df=any: Whoosh, the columns and the site's lists keep no count of articles "
-          "holding a word in any field):")
-    print(table(computable["loo"], levers.LOO_COLUMNS))
-    print(f"mean held-out MAP / best peer: {computable['loo_mean_ratio']:.3f}")
-    print(f"picked on all {len(names)}: {computable['chosen_label']} "
-          f"(criterion {computable['chosen_criterion']:.3f})")
+    for head, part in (
+            ("Leave-one-collection-out over {settings} settings (criterion: mean of MAP / "
+             "best peer's MAP over the collections picked on):", result),
+            ("\nThe same over the {settings} settings every scorer computes (no df=any: "
+             "Whoosh, the columns and the site's lists keep no count of articles holding a "
+             "word in any field):", computable)):
+        print(head.format(settings=part["settings"]))
+        print(table(part["loo"], levers.LOO_COLUMNS))
+        print(f"mean held-out MAP / best peer: {part['loo_mean_ratio']:.3f}")
+        print(f"picked on all {len(names)}: {part['chosen_label']} "
+              f"(criterion {part['chosen_criterion']:.3f})")
     if result["current_criterion"] is not None:
         print(f"archive/ranking.py now: {result['current_label']} "
               f"(criterion {result['current_criterion']:.3f}): "

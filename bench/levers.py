@@ -45,7 +45,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +101,7 @@ def grid(k1: Iterable[float] = (0.6, 0.9, 1.2, 1.5), b: Iterable[float] = (0.5, 
     for values in itertools.product(k1, b, title_b, title, idf, qtf):
         setting = Setting(*values, form="sum", df="field")
         if setting.title == 0:
-            setting = Setting(setting.k1, setting.b, setting.b, 0.0, setting.idf, setting.qtf,
-                              form="sum", df="field")
+            setting = replace(setting, title_b=setting.b)
         out.setdefault(setting, None)
     return list(out)
 
@@ -385,22 +384,24 @@ def run(data: Path, names: Sequence[str], best_peer: Mapping[str, float],
         means[name] = postings.evaluate_many(settings, qrels)
         maps[name] = {s: m["ap"] for s, m in means[name].items()}
     current = Setting()
-    rows, chosen = leave_one_out(maps, best_peer, settings, current)
+    everything = selection(maps, best_peer, settings, current)
+    chosen = everything.pop("pick")
     # the settings every scorer can compute: a blended df over any field is kept by none
-    computable = [s for s in settings if s.df != "any"]
-    computable_rows, computable_pick = leave_one_out(maps, best_peer, computable, current)
-    return {"loo": rows, "loo_mean_ratio": sum(r["ratio"] for r in rows) / len(rows),
-            "computable": {
-                "loo": computable_rows, "settings": len(computable),
-                "loo_mean_ratio": sum(r["ratio"] for r in computable_rows)
-                / len(computable_rows),
-                "chosen_label": computable_pick.label,
-                "chosen_criterion": criterion(maps, best_peer, computable_pick, names),
-                "current_is_pick": computable_pick == current},
-            "chosen": asdict(chosen), "chosen_label": chosen.label,
-            "chosen_criterion": criterion(maps, best_peer, chosen, names),
+    computable = selection(maps, best_peer, [s for s in settings if s.df != "any"], current)
+    computable.pop("pick")
+    return {**everything, "computable": computable, "chosen": asdict(chosen),
             "current_label": current.label,
             "current_criterion": (criterion(maps, best_peer, current, names)
                                   if current in maps[names[0]] else None),
-            "chosen_per_collection": {n: means[n][chosen] for n in names},
-            "settings": len(settings)}
+            "chosen_per_collection": {n: means[n][chosen] for n in names}}
+
+
+def selection(maps: Mapping[str, Mapping[Setting, float]], best_peer: Mapping[str, float],
+              settings: Sequence[Setting], current: Setting) -> dict[str, Any]:
+    """The leave-one-out rows over ``settings``, their held-out mean, the pick on every
+    collection (``pick``) and whether it is ``current``."""
+    rows, pick = leave_one_out(maps, best_peer, settings, current)
+    return {"loo": rows, "loo_mean_ratio": sum(r["ratio"] for r in rows) / len(rows),
+            "settings": len(settings), "pick": pick, "chosen_label": pick.label,
+            "chosen_criterion": criterion(maps, best_peer, pick, list(maps)),
+            "current_is_pick": pick == current}

@@ -71,6 +71,15 @@ def _intersect(a: Match, b: Match) -> Match:
     return Match(a.docs[keep], a.scores[keep] + b.scores[at[keep]])
 
 
+def _summed(docs: list[np.ndarray], values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The documents of several parts (each without repeats, ascending) and, per document,
+    the sum of its values over the parts."""
+    if len(docs) == 1:
+        return docs[0], values[0]
+    merged, inverse = np.unique(np.concatenate(docs), return_inverse=True)
+    return merged, np.bincount(inverse, np.concatenate(values), minlength=len(merged))
+
+
 #: a document's place in a phrase's occurrence numbers: positions and slop stay under half
 _SPAN = 1 << 32
 
@@ -322,11 +331,7 @@ class ColumnIndex:
                 shares.append(tf(weights, self.field_lengths(term.fieldname)[held]))
         if not docs:
             return _EMPTY
-        if len(docs) == 1:
-            found, combined = docs[0], shares[0]
-        else:
-            found, inverse = np.unique(np.concatenate(docs), return_inverse=True)
-            combined = np.bincount(inverse, np.concatenate(shares), minlength=len(found))
+        found, combined = _summed(docs, shares)
         idf = self.weighting.word_idf(self.doc_count, frequencies)
         return Match(found, idf * q.boost * self.weighting.saturated(combined))
 
@@ -461,14 +466,9 @@ class ColumnIndex:
                 held.setdefault(word, []).append(local)
             if not seg_docs:
                 continue
-            if len(seg_docs) == 1:
-                docs.append(seg_docs[0])
-                scores.append(seg_scores[0])
-            else:
-                merged, inverse = np.unique(np.concatenate(seg_docs), return_inverse=True)
-                docs.append(merged)
-                scores.append(np.bincount(inverse, np.concatenate(seg_scores),
-                                          minlength=len(merged)))
+            merged, summed = _summed(seg_docs, seg_scores)
+            docs.append(merged)
+            scores.append(summed)
         for word, parts in held.items():
             self.terms[(fieldname, word)] = np.concatenate(parts)
         if not docs:
@@ -511,15 +511,13 @@ class ColumnIndex:
                     held.setdefault((name, word), []).append(local)
                 if not word_docs:
                     continue
-                merged, inverse = np.unique(np.concatenate(word_docs), return_inverse=True)
-                combined = np.bincount(inverse, np.concatenate(word_tfs), minlength=len(merged))
+                merged, combined = _summed(word_docs, word_tfs)
                 seg_docs.append(merged)
                 seg_scores.append(idf * boost * self.weighting.saturated(combined))
             if seg_docs:
-                merged, inverse = np.unique(np.concatenate(seg_docs), return_inverse=True)
+                merged, summed = _summed(seg_docs, seg_scores)
                 docs.append(merged)
-                scores.append(np.bincount(inverse, np.concatenate(seg_scores),
-                                          minlength=len(merged)))
+                scores.append(summed)
         for key, parts in held.items():
             self.terms[key] = np.concatenate(parts)
         if not docs:
@@ -548,10 +546,7 @@ class ColumnIndex:
                 docs = np.flatnonzero(hit)
                 found = Match(docs, scores[docs])
             else:
-                docs, inverse = np.unique(np.concatenate([p.docs for p in parts]),
-                                          return_inverse=True)
-                found = Match(docs, np.bincount(inverse, np.concatenate(
-                    [p.scores for p in parts]), minlength=len(docs)))
+                found = Match(*_summed([p.docs for p in parts], [p.scores for p in parts]))
         if q.boost != 1.0:
             found = Match(found.docs, found.scores * q.boost)
         return found

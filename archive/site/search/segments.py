@@ -224,22 +224,20 @@ class _Order:
     pair's words per field (the client's ``fieldedScore`` alike)."""
 
     def __init__(self, weighting: Any, members: list[tuple[Any, int]]):
-        count = sum(leaf.doc_count_all() for leaf, _ in members) or 1
-        self.count = count
+        self.count = sum(leaf.doc_count_all() for leaf, _ in members) or 1
         self.weighting = weighting
         self.idf_of = weighting.idf_of
-        self.params = [(weighting.field_weight(f), weighting.field_B(f), weighting.K1,
-                        (sum(leaf.field_length(f) for leaf, _ in members) / count) or 1)
-                       for f in FIELDS]
+        averages = [own or 1 for own in _unit_averages(members)]
+        self.params = [(weighting.field_weight(f), weighting.field_B(f), weighting.K1, avg)
+                       for f, avg in zip(FIELDS, averages)]
+        self.shares = [weighting.field_tf_function(None, f, avg_length=avg)
+                       for f, avg in zip(FIELDS, averages)]
 
     def word_tf(self, fields: tuple[tuple[int, ...], ...]) -> float:
         """A word's posting's combined term frequency at the unit's own averages (what a
         tier's bound keeps: ``units_rho`` relates it to the collection's)."""
-        combined = 0.0
-        for (fw, B, _, avg), values in zip(self.params, fields):
-            if values:
-                combined += fw * values[0] / ((1 - B) + B * values[-1] / avg)
-        return combined
+        return sum(share(values[0], values[-1])
+                   for share, values in zip(self.shares, fields) if values)
 
     def __call__(self, fields: tuple[tuple[int, ...], ...], dfs: list[int]) -> float:
         if max(len(values) - 1 for values in fields if values) == 1:
@@ -263,15 +261,16 @@ def units_rho(source: Any) -> dict[str, float]:
     overall = [searcher.avg_field_length(f) or 1 for f in FIELDS]
     out: dict[str, float] = {}
     for unit in units(source):
-        members = _members(source, unit)
-        count = sum(leaf.doc_count_all() for leaf, _ in members) or 1
-        rho = 1.0
-        for f, name in enumerate(FIELDS):
-            own = sum(leaf.field_length(name) for leaf, _ in members) / count
-            if own:
-                rho = max(rho, overall[f] / own)
-        out[unit.uid] = rho
+        own = _unit_averages(_members(source, unit))
+        out[unit.uid] = max([1.0] + [whole / mine for whole, mine in zip(overall, own) if mine])
     return out
+
+
+def _unit_averages(members: list[tuple[Any, int]]) -> list[float]:
+    """Per text field, the unit's own average length (0 where it holds none): what its lists
+    are cut and bound by."""
+    count = sum(leaf.doc_count_all() for leaf, _ in members) or 1
+    return [sum(leaf.field_length(f) for leaf, _ in members) / count for f in FIELDS]
 
 
 def _lengths(leaf: Any) -> dict[str, np.ndarray]:
