@@ -277,3 +277,84 @@ def test_a_delta_left_beside_a_newer_whole_is_not_applied(seed: Article, tmp_pat
     generation = int(deltas[0].name[len("duplicates-"):-len(".npz")])
     deltas[0].rename(tmp_path / f"duplicates-{generation + 5:06d}.npz")  # after a gap
     assert len(DuplicateFinder.load(path)) == 1
+
+
+def test_clusters_match_a_brute_force_reference(seed: Article, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The finder's arrays (sorted band keys, an unsorted buffer merged as it fills, rows
+    that removals leave dead) give the clusters of the definition, computed here pair by
+    pair: an edge where two live articles share one LSH band exactly and their estimated
+    Jaccard reaches the threshold; clusters are the connected groups, named by their
+    smallest id; ``pop_changes`` names exactly the earlier articles whose cluster moved.
+    Random adds, re-adds and removals of stories and their edited copies; the buffer is
+    made small so merges happen often; a save and load along the way changes nothing."""
+    import numpy as np
+
+    from archive.enrich import minhash
+
+    monkeypatch.setattr(minhash.Bands, "PENDING", 7)
+    rng = random.Random(11)
+    paragraphs = [p for p in seed.body.split("\n\n") if p.strip()]
+    stories = [" ".join(rng.sample(UNRELATED.split(), 40)) + f" story {n}" for n in range(6)]
+
+    def text() -> str:
+        roll = rng.random()
+        if roll < 0.4:  # a story or a copy of it with a sentence changed
+            story = rng.choice(stories)
+            return story if rng.random() < 0.5 else story.replace("the", rng.choice("xyz"), 1)
+        if roll < 0.6:
+            return "\n\n".join(rng.sample(paragraphs, min(3, len(paragraphs))))
+        return seed.body if roll < 0.7 else f"{rng.random()} " + UNRELATED[rng.randrange(40):]
+
+    finder = DuplicateFinder()
+    bands, rows = minhash.lsh_params(finder.threshold - 0.15, finder.num_perm)
+    live: dict[str, np.ndarray] = {}
+
+    def expected() -> dict[str, str]:
+        ids = sorted(live)
+        link = {a: set() for a in ids}
+        for i, a in enumerate(ids):
+            for b in ids[i + 1:]:
+                x, y = live[a], live[b]
+                if (x == minhash.MAX32).all() or (y == minhash.MAX32).all():
+                    continue
+                shared = any((x[k:k + rows] == y[k:k + rows]).all()
+                             for k in range(0, bands * rows, rows))
+                if shared and np.count_nonzero(x == y) / len(x) >= finder.threshold:
+                    link[a].add(b)
+                    link[b].add(a)
+        cluster: dict[str, str] = {}
+        for a in ids:
+            if a not in cluster:
+                group, queue = {a}, [a]
+                while queue:
+                    for b in link[queue.pop()] - group:
+                        group.add(b)
+                        queue.append(b)
+                for b in group:
+                    cluster[b] = min(group)
+        return cluster
+
+    before: dict[str, str] = {}
+    for step in range(160):
+        article_id = f"a{rng.randrange(60):02d}"
+        if article_id in live and rng.random() < 0.3:
+            finder.remove(article_id)
+            del live[article_id]
+        else:
+            signature = finder.signature(text())
+            finder.add(article_id, signature)
+            live[article_id] = np.asarray(signature.hashvalues)
+        now = expected()
+        assert {a: finder.cluster_of(a) for a in live} == now, step
+        assert finder.pop_changes() == {a: c for a, c in now.items()
+                                        if a in before and before[a] != c and a != article_id}, step
+        before = now
+        if step == 80:
+            finder.save(tmp_path / "d.npz")
+            finder = DuplicateFinder.load(tmp_path / "d.npz")
+    groups: dict[str, set[str]] = {}
+    for a, c in before.items():
+        groups.setdefault(c, set()).add(a)
+    assert finder.clusters() == {c: g for c, g in groups.items() if len(g) > 1}
+    assert len(finder.clusters()) >= 3 and len(finder) == len(live)

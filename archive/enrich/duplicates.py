@@ -1,4 +1,5 @@
 """Wire copy and near-duplicates: articles whose text is (almost) the same share a cluster.
+One idea: the clusters, kept as articles come and go (``DuplicateFinder``).
 
 Similarity is the Jaccard index of the sets of word 3-grams ("shingles") of the normalised
 title and body (lower-cased, punctuation removed), estimated with MinHash and searched with
@@ -27,6 +28,7 @@ The MinHash and LSH arithmetic itself (datasketch's, reproduced) is ``archive.en
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -75,20 +77,27 @@ class DuplicateFinder:
     ``add`` returns the article's cluster id; adding or removing an article can change the
     cluster id of others already added (a smaller id joins, or a bridge between two halves
     goes), and ``pop_changes`` reports those so stored copies can be updated.
+
+    Held in arrays, because a large archive's finder lives in the indexing process for the
+    whole build: each article is a row number, its signature a row of 32-bit values
+    (``minhash.SignatureRows``), its LSH bands keys in sorted arrays (``minhash.Bands``). Only
+    what is rare gets a Python object: similarity edges, and the cluster of an article that
+    has near-duplicates (an article alone is its own cluster, implicitly). Rows are never
+    reused: a removed or replaced article's row stays, dead, until the finder is next loaded.
     """
 
     def __init__(self, threshold: float = DEFAULT_THRESHOLD, num_perm: int = DEFAULT_NUM_PERM):
         self.threshold = threshold
         self.num_perm = num_perm
-        self._empty = np.full(num_perm, minhash.MAX32, dtype=np.uint64)
+        self._signatures = minhash.SignatureRows(num_perm)
         self._lsh = minhash.Bands(*minhash.lsh_params(max(0.1, threshold - CANDIDATE_MARGIN),
-                                                      num_perm))
-        self._hashes: dict[str, np.ndarray] = {}
-        self._exact: dict[bytes, set[str]] = {}
-        self._neighbours: dict[str, set[str]] = {}
-        self._cluster: dict[str, str] = {}
-        self._members: dict[str, set[str]] = {}
-        self._changed: dict[str, str] = {}
+                                                      num_perm), self._signatures)
+        self._ids: list[str | None] = []  # row -> article id (None: removed or replaced)
+        self._row_of: dict[str, int] = {}
+        self._neighbours: dict[int, set[int]] = {}  # rows with at least one edge only
+        self._cluster: dict[int, str] = {}  # rows in a cluster of two or more only
+        self._members: dict[str, set[int]] = {}  # clusters of two or more only
+        self._changed: dict[str, str] = {}  # article id -> its cluster at the last pop
         # what ``save`` has written: the generation of the newest file (None: nothing yet,
         # the next save writes the whole finder), the articles its deltas carry, and the
         # articles added or removed since
@@ -97,14 +106,14 @@ class DuplicateFinder:
         self._touched: set[str] = set()
 
     def __len__(self) -> int:
-        return len(self._hashes)
+        return len(self._row_of)
 
     def __contains__(self, article_id: object) -> bool:
-        return article_id in self._hashes
+        return article_id in self._row_of
 
     def __iter__(self) -> Iterator[str]:
         """The indexed article ids, sorted."""
-        return iter(sorted(self._hashes))
+        return iter(sorted(self._row_of))
 
     def signature(self, text: str) -> Signature:
         """MinHash of the text's word 3-grams (see ``shingles``): the values datasketch's
@@ -114,17 +123,27 @@ class DuplicateFinder:
 
     def add(self, article_id: str, signature: Signature) -> str:
         """Index one article and return its cluster id; re-adding an id replaces it."""
-        if article_id in self._hashes:
+        if article_id in self._row_of:
             self.remove(article_id)
+        values = np.asarray(signature.hashvalues)
         if (signature.seed, signature.scheme, len(signature)) != (minhash.SEED, minhash.SCHEME,
-                                                                    self.num_perm):
+                                                                    self.num_perm) \
+                or int(values.max(initial=0)) > minhash.MAX32:
             raise ValueError("signature was not made by DuplicateFinder.signature")
-        hashes = np.asarray(signature.hashvalues, dtype=np.uint64).copy()
+        row = self._signatures.append(values)
+        self._ids.append(article_id)
+        self._row_of[article_id] = row
         self._touched.add(article_id)
-        empty = self._is_empty(hashes)  # no words: nothing to compare, a cluster of its own
-        self._store(article_id, hashes, set() if empty else self._similar(hashes))
-        self._recluster({article_id} | self._neighbours[article_id])
-        return self._cluster[article_id]
+        if not self._is_empty(row):  # no words: nothing to compare, a cluster of its own
+            keys = self._lsh.band_keys(self._signatures[row][None, :])[0]
+            similar = self._similar(row, keys)
+            self._lsh.insert(row, keys)
+            if similar:
+                self._neighbours[row] = similar
+                for other in similar:
+                    self._neighbours.setdefault(other, set()).add(row)
+                self._recluster({row} | similar, new=row)
+        return self.cluster_of(article_id)
 
     def add_article(self, article: Article) -> Article:
         """Index an article and return it with its ``cluster`` set."""
@@ -133,40 +152,43 @@ class DuplicateFinder:
 
     def remove(self, article_id: str) -> None:
         """Forget an article; the rest of its cluster is regrouped (it may split in two)."""
-        hashes = self._hashes.pop(article_id, None)
-        if hashes is None:
+        row = self._row_of.pop(article_id, None)
+        if row is None:
             return
         self._touched.add(article_id)
-        if not self._is_empty(hashes):
-            self._lsh.remove(article_id, hashes)
-            key = hashes.tobytes()
-            self._exact[key].discard(article_id)
-            if not self._exact[key]:
-                del self._exact[key]
-        for other in self._neighbours.pop(article_id):
-            self._neighbours[other].discard(article_id)
-        old = self._cluster.pop(article_id)
+        self._ids[row] = None
+        self._lsh.remove(row)
+        for other in self._neighbours.pop(row, ()):
+            self._neighbours[other].discard(row)
+            if not self._neighbours[other]:
+                del self._neighbours[other]
         self._changed.pop(article_id, None)
-        rest = self._members.pop(old) - {article_id}
-        if rest:
-            self._recluster(rest)
+        old = self._cluster.pop(row, None)
+        if old is not None:
+            self._recluster(self._members.pop(old) - {row})
 
     def cluster_of(self, article_id: str) -> str:
         """The cluster id of an indexed article (its own id when it has no near-duplicates)."""
-        return self._cluster[article_id]
+        return self._cluster.get(self._row_of[article_id], article_id)
 
     def members(self, cluster_id: str) -> frozenset[str]:
         """The article ids in a cluster (empty for an unknown cluster id)."""
-        return frozenset(self._members.get(cluster_id, ()))
+        if cluster_id in self._members:
+            return frozenset(self._id(row) for row in self._members[cluster_id])
+        row = self._row_of.get(cluster_id)
+        return frozenset() if row is None or row in self._cluster else frozenset({cluster_id})
 
     def clusters(self) -> dict[str, frozenset[str]]:
         """Every cluster with more than one member: cluster id -> article ids."""
-        return {c: frozenset(m) for c, m in self._members.items() if len(m) > 1}
+        return {c: frozenset(self._id(row) for row in rows) for c, rows in self._members.items()}
 
     def pop_changes(self) -> dict[str, str]:
-        """Articles added earlier whose cluster id has changed since the last call."""
+        """Articles added earlier whose cluster id has changed since the last call: article
+        id -> its cluster id now (one that moved and came back, as when the smallest id of
+        a cluster is edited, is not a change)."""
         changes, self._changed = self._changed, {}
-        return changes
+        now = {a: self.cluster_of(a) for a in changes}
+        return {a: cluster for a, cluster in now.items() if cluster != changes[a]}
 
     def save(self, path: Path) -> None:
         """Write signatures and similarity edges beside ``path``, atomically, file by file.
@@ -180,34 +202,36 @@ class DuplicateFinder:
         and the deltas numbered after it in an unbroken run, so a delta that a crash left
         beside a newer base is never applied.
 
-        Uncompressed and as 32-bit values (the affine32 scheme's range; ``load`` widens them
-        again): MinHash values are random, so zlib saved little and cost many times the
-        write. The cluster counts ride along so a run that changes nothing can report them
-        unloaded.
+        Uncompressed and as 32-bit values (the affine32 scheme's range): MinHash values are
+        random, so zlib saved little and cost many times the write. The cluster counts ride
+        along so a run that changes nothing can report them unloaded.
         """
         path = Path(path)
         if self._generation is None or \
-                self._delta_rows + len(self._touched) > len(self._hashes) // _DELTA_SHARE:
+                self._delta_rows + len(self._touched) > len(self._row_of) // _DELTA_SHARE:
             generation = 1 + max([finder_files.generation_of(path)] +
                                  [g for g, _ in finder_files.delta_files(path)])
-            ids = sorted(self._hashes)
-            index = {article_id: i for i, article_id in enumerate(ids)}
-            edges = [(index[a], index[b]) for a in ids for b in self._neighbours[a] if a < b]
+            ids = sorted(self._row_of)
+            edges = [(bisect_left(ids, self._id(a)), bisect_left(ids, self._id(b)))
+                     for a, others in self._neighbours.items() for b in others
+                     if self._id(a) < self._id(b)]
             finder_files.write_atomically(path, {
-                **self._header(generation), **self._rows(ids),
-                "edges": np.array(edges, dtype=np.int64).reshape(-1, 2)})
+                **self._header(generation), **self._saved_rows(ids),
+                "edges": np.array(sorted(edges), dtype=np.int64).reshape(-1, 2)})
             for _, old in finder_files.delta_files(path):
                 old.unlink(missing_ok=True)
             self._delta_rows = 0
         elif self._touched:
             generation = self._generation + 1
             touched = sorted(self._touched)
-            ids = [a for a in touched if a in self._hashes]
-            names = sorted({b for a in ids for b in self._neighbours[a]} | set(ids))
+            ids = [a for a in touched if a in self._row_of]
+            linked = {a: sorted(self._id(b) for b in self._neighbours.get(self._row_of[a], ()))
+                      for a in ids}
+            names = sorted({b for others in linked.values() for b in others} | set(ids))
             index = {article_id: i for i, article_id in enumerate(names)}
-            edges = [(index[a], index[b]) for a in ids for b in self._neighbours[a]]
+            edges = [(index[a], index[b]) for a in ids for b in linked[a]]
             finder_files.write_atomically(finder_files.delta_path(path, generation), {
-                **self._header(generation), **self._rows(ids),
+                **self._header(generation), **self._saved_rows(ids),
                 "touched": np.array(touched, dtype=str), "names": np.array(names, dtype=str),
                 "edges": np.array(edges, dtype=np.int64).reshape(-1, 2)})
             self._delta_rows += len(touched)
@@ -217,7 +241,7 @@ class DuplicateFinder:
         self._touched.clear()
 
     def _header(self, generation: int) -> dict[str, np.ndarray]:
-        sizes = [len(m) for m in self._members.values() if len(m) > 1]
+        sizes = [len(m) for m in self._members.values()]
         return {
             "params": np.array([_FORMAT_VERSION, self.num_perm, minhash.SEED]),
             "threshold": np.array([self.threshold]),
@@ -225,12 +249,11 @@ class DuplicateFinder:
             "stats": np.array([len(sizes), sum(sizes) - len(sizes)]),
         }
 
-    def _rows(self, ids: list[str]) -> dict[str, np.ndarray]:
-        hashes = np.stack([self._hashes[i] for i in ids]) if ids \
-            else np.zeros((0, self.num_perm), dtype=np.uint64)
-        if not hashes.size or int(hashes.max()) <= np.iinfo(np.uint32).max:
-            hashes = hashes.astype(np.uint32)
-        return {"ids": np.array(ids, dtype=str), "hashes": hashes}
+    def _saved_rows(self, ids: list[str]) -> dict[str, np.ndarray]:
+        rows = np.array([self._row_of[i] for i in ids], dtype=np.int64)
+        return {"ids": np.array(ids, dtype=str),
+                "hashes": self._signatures.take(rows) if ids
+                else np.zeros((0, self.num_perm), dtype=np.uint32)}
 
     @staticmethod
     def saved_stats(path: Path) -> tuple[int, int] | None:
@@ -265,10 +288,13 @@ class DuplicateFinder:
                 touched = data["touched"].tolist() if "touched" in data.files else []
                 for article_id in touched:
                     position.pop(article_id, None)  # its earlier row and edges are dead
-                new_ids = [str(i) for i in data["ids"]]
+                new_ids = data["ids"].tolist()
                 position.update((a, len(ids) + i) for i, a in enumerate(new_ids))
                 ids.extend(new_ids)
-                rows.append(data["hashes"].astype(np.uint64))
+                hashes = data["hashes"]
+                if hashes.size and int(hashes.max()) > minhash.MAX32:
+                    raise ValueError(f"{file}: signature values out of range")
+                rows.append(hashes.astype(np.uint32, copy=False))
                 pairs = data["edges"]
                 if "names" in data.files:  # a delta's edges name their articles
                     lookup = np.array([position.get(str(n), -1) for n in data["names"]],
@@ -285,75 +311,74 @@ class DuplicateFinder:
         pairs = np.concatenate(edges) if edges else np.zeros((0, 2), dtype=np.int64)
         pairs = pairs[(pairs >= 0).all(axis=1)]
         pairs = renumber[pairs[live[pairs].all(axis=1)]]
-        hashes = np.concatenate(rows)[live] if rows else np.zeros((0, num_perm), np.uint64)
-        finder._restore([a for a, keep in zip(ids, live.tolist()) if keep], hashes, pairs)
+        hashes = rows[0] if len(rows) == 1 else np.concatenate(rows)
+        del rows
+        if not live.all():
+            hashes = hashes[live]
+            ids = [a for a, keep in zip(ids, live.tolist()) if keep]
+        finder._restore(ids, hashes, pairs)
         return finder
 
-    def _similar(self, hashes: np.ndarray) -> set[str]:
-        """Articles identical to, or LSH candidates at least ``threshold`` similar to, this one."""
-        found = set(self._exact.get(hashes.tobytes(), ()))
-        for other in self._lsh.query(hashes):
-            if other not in found and \
-                    minhash.jaccard(hashes, self._hashes[other]) >= self.threshold:
-                found.add(other)
-        return found
+    def _id(self, row: int) -> str:
+        article_id = self._ids[row]
+        assert article_id is not None
+        return article_id
 
-    def _store(self, article_id: str, hashes: np.ndarray, neighbours: set[str]) -> None:
-        self._hashes[article_id] = hashes
-        self._neighbours[article_id] = set(neighbours)
-        for other in neighbours:
-            self._neighbours[other].add(article_id)
-        if not self._is_empty(hashes):
-            self._exact.setdefault(hashes.tobytes(), set()).add(article_id)
-            self._lsh.insert(article_id, hashes)
+    def _similar(self, row: int, keys: np.ndarray) -> set[int]:
+        """Rows that LSH proposes and whose estimated Jaccard reaches ``threshold``
+        (identical signatures share every band, so exact copies are always among them)."""
+        candidates = np.array(sorted(self._lsh.query(self._signatures[row], keys)),
+                              dtype=np.int64)
+        if not len(candidates):
+            return set()
+        agree = np.count_nonzero(self._signatures.take(candidates) == self._signatures[row],
+                                 axis=1)
+        return set(candidates[agree / self.num_perm >= self.threshold].tolist())
 
-    def _recluster(self, start: set[str]) -> None:
+    def _recluster(self, start: set[int], new: int | None = None) -> None:
         """Recompute the clusters of everything reachable from ``start``.
 
         ``start`` must cover whole old clusters (an added article with its neighbours, or the
         rest of a removed article's cluster), so their old entries can simply be replaced.
+        ``new`` is the row just added: it had no cluster, so its own is not a change.
         """
-        groups: list[set[str]] = []
-        seen: set[str] = set()
-        for article_id in sorted(start):
-            if article_id not in seen:
-                groups.append(set(_component(self._neighbours, article_id)))
+        groups: list[set[int]] = []
+        seen: set[int] = set()
+        for row in start:
+            if row not in seen:
+                groups.append(set(_component(self._neighbours, row)))
                 seen |= groups[-1]
         for member in seen:
             self._members.pop(self._cluster.get(member, ""), None)
         for group in groups:
-            cluster = min(group)
-            self._members[cluster] = group
+            cluster = min(self._id(member) for member in group)
+            if len(group) > 1:
+                self._members[cluster] = group
             for member in group:
-                if self._cluster.get(member, cluster) != cluster:
-                    self._changed[member] = cluster
-                self._cluster[member] = cluster
+                old = self._cluster.get(member, self._id(member))
+                if member != new and old != cluster:
+                    self._changed.setdefault(self._id(member), old)
+                if len(group) > 1:
+                    self._cluster[member] = cluster
+                else:
+                    self._cluster.pop(member, None)
 
     def _restore(self, ids: list[str], hashes: np.ndarray, edges: np.ndarray) -> None:
-        empty = (hashes == self._empty).all(axis=1) if len(hashes) else np.zeros(0, bool)
-        whole = np.ascontiguousarray(hashes)
-        signatures = whole.view(np.dtype((np.void, whole.shape[1] * whole.itemsize))).ravel() \
-            .tolist() if len(hashes) else []
-        keep = []
-        for article_id, row, signature, is_empty in zip(ids, hashes, signatures,
-                                                         empty.tolist()):
-            self._hashes[article_id] = row
-            self._neighbours[article_id] = set()
-            if not is_empty:
-                self._exact.setdefault(signature, set()).add(article_id)
-                keep.append(article_id)
-        if keep:
-            self._lsh.insert_many(keep, hashes[~empty])
-        for a, b in edges:
-            self._neighbours[ids[a]].add(ids[b])
-            self._neighbours[ids[b]].add(ids[a])
-        self._recluster(set(ids))
+        rows = self._signatures.adopt(hashes)
+        self._ids = list(ids)
+        self._row_of = dict(zip(ids, rows))
+        empty = (hashes == minhash.MAX32).all(axis=1) if len(hashes) else np.zeros(0, bool)
+        self._lsh.insert_many(np.flatnonzero(~empty))
+        for a, b in edges.tolist():
+            self._neighbours.setdefault(a, set()).add(b)
+            self._neighbours.setdefault(b, set()).add(a)
+        self._recluster(set(self._neighbours))
         self._changed.clear()
         self._touched.clear()
 
-    def _is_empty(self, hashes: np.ndarray) -> bool:
+    def _is_empty(self, row: int) -> bool:
         """True for the signature of a text with no words (every slot at its initial value)."""
-        return bool(np.array_equal(hashes, self._empty))
+        return bool((self._signatures[row] == minhash.MAX32).all())
 
 
 def assign_clusters(articles: Iterable[Article], threshold: float = DEFAULT_THRESHOLD,
@@ -367,12 +392,12 @@ def assign_clusters(articles: Iterable[Article], threshold: float = DEFAULT_THRE
     return {article_id: finder.cluster_of(article_id) for article_id in ids}
 
 
-def _component(neighbours: dict[str, set[str]], start: str) -> Iterator[str]:
+def _component(neighbours: dict[int, set[int]], start: int) -> Iterator[int]:
     """Every article reachable from ``start`` through similarity edges (breadth first)."""
     seen, queue = {start}, [start]
     while queue:
         current = queue.pop()
         yield current
-        for other in neighbours[current] - seen:
+        for other in neighbours.get(current, set()) - seen:
             seen.add(other)
             queue.append(other)

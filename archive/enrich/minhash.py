@@ -10,6 +10,7 @@ candidates to datasketch's own.
 
 from __future__ import annotations
 
+import bisect
 import zlib
 
 import numpy as np
@@ -98,80 +99,177 @@ def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
     return params
 
 
-class Bands:
-    """MinHash LSH: the candidates of a signature are the signatures equal to it in at least
-    one of ``bands`` bands of ``rows`` values (datasketch's MinHashLSH, in-memory storage).
+class SignatureRows:
+    """Signatures as rows of one uint32 matrix, kept in blocks so growing never copies what
+    is held (a whole archive's signatures in one array would be copied at each doubling).
 
-    A band key held by one article maps to its id, by several to a set of ids: most keys
-    are held once, and a set for each would multiply the tables' memory.
+    A row is addressed by its number, given in order of arrival; a matrix handed over whole
+    (a load) becomes one block as it is, without a copy.
     """
 
-    def __init__(self, bands: int, rows: int):
-        self.ranges = [(i * rows, (i + 1) * rows) for i in range(bands)]
-        self.tables: list[dict[bytes, str | set[str]]] = [{} for _ in range(bands)]
+    BLOCK = 1 << 14
 
-    def _keys(self, hashes: np.ndarray) -> list[bytes]:
-        values = hashes.astype(np.uint32)
-        return [values[start:end].tobytes() for start, end in self.ranges]
+    def __init__(self, width: int):
+        self.width = width
+        self._blocks: list[np.ndarray] = []
+        self._starts: list[int] = []
+        self._count = 0
+        self._room = 0  # rows still free in the last block
 
-    @staticmethod
-    def _put(table: dict[bytes, str | set[str]], band: bytes, key: str) -> None:
-        found = table.get(band)
-        if found is None:
-            table[band] = key
-        elif isinstance(found, str):
-            if found != key:
-                table[band] = {found, key}
-        else:
-            found.add(key)
+    def __len__(self) -> int:
+        return self._count
 
-    def insert(self, key: str, hashes: np.ndarray) -> None:
-        for table, band in zip(self.tables, self._keys(hashes)):
-            self._put(table, band, key)
+    def append(self, values: np.ndarray) -> int:
+        """Store one signature; returns its row number."""
+        if not self._room:
+            self._blocks.append(np.empty((self.BLOCK, self.width), dtype=np.uint32))
+            self._starts.append(self._count)
+            self._room = self.BLOCK
+        self._blocks[-1][self.BLOCK - self._room] = values
+        self._room -= 1
+        self._count += 1
+        return self._count - 1
 
-    def insert_many(self, keys: list[str], rows: np.ndarray) -> None:
-        """``insert`` of each row, done by numpy and dict builds where it can (a load).
+    def adopt(self, matrix: np.ndarray) -> range:
+        """Take a whole uint32 matrix as the next rows (no copy); returns their numbers."""
+        if len(matrix):
+            if self._room:  # the rows of a partly filled block must stay contiguous
+                self._blocks[-1] = self._blocks[-1][:self.BLOCK - self._room]
+                self._room = 0
+            self._blocks.append(matrix)
+            self._starts.append(self._count)
+            self._count += len(matrix)
+        return range(self._count - len(matrix), self._count)
 
-        Into an empty table a band's keys go in with one ``dict.update`` and only the rows
-        whose band value is shared (found by ``np.unique``) are grouped in Python: key by
-        key, loading a large archive's signatures was the slow part of opening the finder.
-        """
-        values = rows.astype(np.uint32)
-        for table, (start, end) in zip(self.tables, self.ranges):
-            band = np.ascontiguousarray(values[:, start:end])
-            packed = band.view(np.dtype((np.void, band.shape[1] * band.itemsize))).ravel()
-            column = packed.tolist()
-            if table:
-                for key, value in zip(keys, column):
-                    self._put(table, value, key)
-                continue
-            table.update(zip(column, keys))
-            if len(table) == len(column):
-                continue
-            _, inverse, counts = np.unique(packed, return_inverse=True, return_counts=True)
-            shared: dict[bytes, set[str]] = {}
-            for n in np.flatnonzero(counts[inverse.ravel()] > 1).tolist():
-                shared.setdefault(column[n], set()).add(keys[n])
-            table.update(shared)
+    def __getitem__(self, row: int) -> np.ndarray:
+        block = bisect.bisect_right(self._starts, row) - 1
+        return self._blocks[block][row - self._starts[block]]
 
-    def remove(self, key: str, hashes: np.ndarray) -> None:
-        for table, band in zip(self.tables, self._keys(hashes)):
-            found = table[band]
-            if isinstance(found, str):
-                del table[band]
-                continue
-            found.discard(key)
-            if len(found) == 1:
-                table[band] = next(iter(found))
-
-    def query(self, hashes: np.ndarray) -> set[str]:
-        out: set[str] = set()
-        for table, band in zip(self.tables, self._keys(hashes)):
-            found = table.get(band)
-            if found is None:
-                continue
-            if isinstance(found, str):
-                out.add(found)
-            else:
-                out |= found
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        """The signatures of several rows, as a (len(rows), width) matrix."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(self._blocks) == 1:
+            return self._blocks[0][rows]
+        out = np.empty((len(rows), self.width), dtype=np.uint32)
+        which = np.searchsorted(np.array(self._starts), rows, side="right") - 1
+        for block in np.unique(which).tolist():
+            chosen = which == block
+            out[chosen] = self._blocks[block][rows[chosen] - self._starts[block]]
         return out
+
+
+class Bands:
+    """MinHash LSH: the candidates of a signature are the rows equal to it in at least one of
+    ``bands`` bands of ``rows`` values (datasketch's MinHashLSH, in-memory storage).
+
+    Held as numpy arrays, not dicts (a dict entry and a bytes key for each band of each
+    article cost kilobytes an article): each band of each signature is reduced to a 64-bit
+    key (a hash of its values, with the band's number in its low part), and the keys are kept
+    sorted beside their row numbers, found by binary search. New keys wait in a small dict
+    that is merged into the sorted arrays when it fills. A key match is only a candidate:
+    the band's values are compared with the row's own (``signatures``), so a hash collision
+    never adds one. Removed rows are remembered and left out of answers (they are rare: an
+    edited story).
+    """
+
+    PENDING = 4096
+
+    def __init__(self, bands: int, rows: int, signatures: SignatureRows):
+        self.bands, self.rows = bands, rows
+        self.ranges = [(i * rows, (i + 1) * rows) for i in range(bands)]
+        self.signatures = signatures
+        self._keys = np.zeros(0, dtype=np.uint64)
+        self._rows = np.zeros(0, dtype=np.uint32)
+        self._pending: dict[int, list[int]] = {}  # key -> rows, for the last inserts
+        self._pending_count = 0
+        self._removed: set[int] = set()
+        self._band_numbers = np.arange(bands, dtype=np.uint64)
+        self._multipliers = np.random.RandomState(SEED).randint(
+            0, 1 << 62, rows, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+
+    def band_keys(self, values: np.ndarray) -> np.ndarray:
+        """(n, bands) keys of n signatures: a multiply-and-add hash of each band's values
+        through MurmurHash3's 64-bit finaliser, its low part replaced by the band's number."""
+        words = np.asarray(values).astype(np.uint64)[:, :self.bands * self.rows]
+        keys = (words.reshape(len(words), self.bands, self.rows) * self._multipliers).sum(
+            axis=2, dtype=np.uint64)
+        keys ^= keys >> np.uint64(33)
+        keys *= _FMIX64
+        keys ^= keys >> np.uint64(33)
+        return keys - keys % np.uint64(self.bands) + self._band_numbers
+
+    def insert(self, row: int, keys: np.ndarray | None = None) -> None:
+        """Add a stored signature's bands (``keys``: its ``band_keys``, if already known)."""
+        if self._pending_count >= self.PENDING:
+            self._merge()
+        if keys is None:
+            keys = self.band_keys(self.signatures[row][None, :])[0]
+        for key in keys.tolist():
+            self._pending.setdefault(key, []).append(row)
+        self._pending_count += 1
+
+    def insert_many(self, rows: np.ndarray) -> None:
+        """``insert`` of each row, sorted in one pass (a load)."""
+        rows = np.asarray(rows, dtype=np.uint32)
+        if not len(rows):
+            return
+        self._merge()
+        keys = np.concatenate([self.band_keys(self.signatures.take(rows[i:i + _CHUNK]))
+                               .ravel() for i in range(0, len(rows), _CHUNK)])
+        self._add_sorted(keys, np.repeat(rows, self.bands))
+
+    def remove(self, row: int) -> None:
+        self._removed.add(row)
+
+    def query(self, hashes: np.ndarray, keys: np.ndarray | None = None) -> set[int]:
+        """The live rows sharing at least one band with ``hashes`` (``keys``: its
+        ``band_keys``, if already known)."""
+        if keys is None:
+            keys = self.band_keys(np.asarray(hashes)[None, :])[0]
+        rows: list[int] = []
+        bands: list[int] = []
+        if len(self._keys):
+            low = np.searchsorted(self._keys, keys, side="left")
+            high = np.searchsorted(self._keys, keys, side="right")
+            for band in np.flatnonzero(high > low).tolist():
+                found = self._rows[low[band]:high[band]].tolist()
+                rows.extend(found)
+                bands.extend([band] * len(found))
+        for band, key in enumerate(keys.tolist()):
+            found = self._pending.get(key, ())
+            rows.extend(found)
+            bands.extend([band] * len(found))
+        if not rows:
+            return set()
+        own = np.asarray(hashes, dtype=np.uint32)[:self.bands * self.rows] \
+            .reshape(self.bands, self.rows)
+        theirs = self.signatures.take(np.array(rows)).reshape(len(rows), -1)[
+            :, :self.bands * self.rows].reshape(len(rows), self.bands, self.rows)
+        same = (theirs[np.arange(len(rows)), bands] == own[bands]).all(axis=1)
+        return {row for row, keep in zip(rows, same.tolist()) if keep} - self._removed
+
+    def _merge(self) -> None:
+        if self._pending:
+            keys = np.array([k for k, rows in self._pending.items() for _ in rows],
+                            dtype=np.uint64)
+            rows = np.array([r for found in self._pending.values() for r in found],
+                            dtype=np.uint32)
+            self._add_sorted(keys, rows)
+            self._pending.clear()
+        self._pending_count = 0
+
+    def _add_sorted(self, keys: np.ndarray, rows: np.ndarray) -> None:
+        order = np.argsort(keys, kind="stable")
+        keys, rows = keys[order], rows[order]
+        if not len(self._keys):
+            self._keys, self._rows = keys, rows
+            return
+        at = np.searchsorted(self._keys, keys, side="right")
+        self._keys = np.insert(self._keys, at, keys)
+        self._rows = np.insert(self._rows, at, rows)
+
+
+#: rows whose band keys are computed at once in a bulk insert
+_CHUNK = 1 << 16
+#: MurmurHash3's 64-bit finaliser constant, for the band keys
+_FMIX64 = np.uint64(0xFF51AFD7ED558CCD)
