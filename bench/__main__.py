@@ -9,6 +9,7 @@ index      indexing: full build, unchanged re-run, +1%/~1% re-run; vs FTS5
 queries    p50/p95 latency of top-10 searches with highlights; vs FTS5
 sidecars   a full build with no columnar sidecars, sidecars from the writer, sidecars read back
 merges     a full build with Whoosh's merge policy and with the archive's; their queries
+duplicates the duplicate finder's memory and time an article vs datasketch's MinHashLSH
 site       the whole static site's build time vs Pagefind on the same pages; a day's update (+1% new, ~1% edited)
 distributed  the build in-process vs a LocalCluster of 1 and 2 Dask workers; Amdahl to 10M;
              archive site with its search bundle on those clusters
@@ -170,6 +171,20 @@ def cmd_merges(args: argparse.Namespace) -> dict:
     corpora = corpus_list(args)
     rows = merges.run(corpora, args.data / "merges", args.procs, args.per_kind, args.seed)
     print(table(rows, merges.COLUMNS))
+    return {"rows": rows}
+
+
+def cmd_duplicates(args: argparse.Namespace) -> dict:
+    from bench import curve, duplicates
+    articles, _ = curve.articles_for(args.corpora, args.data, args.n, args.seed, 1000)
+    sets = [(f"scale {args.n:,}", duplicates.scale_texts(articles, args.n))]
+    real = [args.corpora / "bbc", args.corpora / "reuters21578"]
+    if all(folder.is_dir() for folder in real):
+        sets.append(("bbc+reuters", duplicates.corpus_texts(real)))
+    rows = duplicates.run(sets, args.data / "duplicates")
+    print(table(rows, duplicates.COLUMNS))
+    if not all(row["same_clusters"] for row in rows):
+        raise SystemExit("the two systems' clusters differ")
     return {"rows": rows}
 
 
@@ -336,6 +351,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-kind", type=int, default=60,
                    help="queries of each of the queries bench's 5 kinds (default 60)")
     p.add_argument("--seed", type=int, default=5)
+    p = sub.add_parser("duplicates", help="the duplicate finder against datasketch's "
+                       "MinHashLSH: memory and time an article, same clusters")
+    p.add_argument("--n", type=int, default=100_000,
+                   help="articles of the scale set (the curve's set of that size; default 100000)")
+    p.add_argument("--seed", type=int, default=5, help="the scale generator's seed")
     p = sub.add_parser("site", help="whole-site build time vs Pagefind on the same pages")
     p.add_argument("--corpus", action="append", metavar="NAME=PATH",
                    help="a corpus folder (repeatable; default: reuters)")

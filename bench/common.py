@@ -107,6 +107,22 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def rss_parts_mb() -> dict[str, float]:
+    """This process's resident memory now, by kind: ``anon`` (its own heap and arrays) and
+    ``file`` (pages of mapped files, such as memory-mapped sidecars: the page cache's, shared
+    with other processes and dropped under memory pressure). Empty off Linux."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return {}
+    parts = {}
+    for line in status.splitlines():
+        name, _, value = line.partition(":")
+        if name in ("RssAnon", "RssFile", "RssShmem"):
+            parts[name[3:].lower()] = round(int(value.split()[0]) / 1024, 1)
+    return parts
+
+
 def folder_bytes(path: Path) -> int:
     if path.is_file():
         return path.stat().st_size

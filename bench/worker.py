@@ -1,6 +1,7 @@
 """One measurement in a fresh process: ``python -m bench.worker TASK 'JSON args'``.
 
-Prints one JSON line: the task's figures plus ``peak_rss_mb`` (this process's ru_maxrss).
+Prints one JSON line: the task's figures plus ``peak_rss_mb`` (this process's ru_maxrss) and
+``rss_at_end_mb`` (its resident memory at the end, anonymous and file-backed).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import folder_bytes, peak_rss_mb
+from bench.common import folder_bytes, peak_rss_mb, rss_parts_mb
 
 
 def cpu_seconds() -> float:
@@ -141,15 +142,22 @@ def bundle_build(index: str, site: str, procs: int | None = None) -> dict[str, A
     return build(Path(index), Path(site), procs=procs)
 
 
+def duplicate_adds(system: str, folder: str) -> dict[str, Any]:
+    """The duplicate finder or its datasketch peer adding a set of signatures."""
+    from bench.duplicates import adds
+    return adds(system, folder)
+
+
 TASKS = {"archive_build": archive_build, "archive_write": archive_write,
          "fts5_build": fts5_build, "read_only": read_only, "query_times": query_times,
-         "bundle_build": bundle_build}
+         "bundle_build": bundle_build, "duplicate_adds": duplicate_adds}
 
 
 def main() -> None:
     task, args = sys.argv[1], json.loads(sys.argv[2])
     result = TASKS[task](**args)
     result["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    result["rss_at_end_mb"] = rss_parts_mb()
     # CPU time (this process and any writer subprocesses): less sensitive than wall time to
     # other work on a shared machine
     result["cpu_seconds"] = round(cpu_seconds(), 3)

@@ -192,6 +192,28 @@ def test_merges_builds_both_ways_and_times_the_same_queries(
     assert "x whoosh" in out
 
 
+def test_duplicates_against_datasketch_on_the_scale_set_and_the_corpora(
+        corpora: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both systems add the same signatures; on the corpora (a BBC story copied twice)
+    they find the same clusters, which are not empty."""
+    import shutil
+
+    copied = tmp_path / "corpora"
+    shutil.copytree(corpora, copied)
+    story = sorted((copied / "bbc").rglob("*.txt"))[0]
+    (story.parent / "900.txt").write_bytes(story.read_bytes())
+    (story.parent / "901.txt").write_bytes(story.read_bytes())
+    out = bench(copied, tmp_path, capsys, "duplicates", "--n", "30")
+    rows = _result(tmp_path, "duplicates")["rows"]
+    assert [(r["set"], r["system"]) for r in rows] == [
+        ("scale 30", "archive"), ("scale 30", "datasketch"),
+        ("bbc+reuters", "archive"), ("bbc+reuters", "datasketch")]
+    assert [r["articles"] for r in rows] == [30, 30, 34, 34]
+    assert all(r["same_clusters"] for r in rows)
+    assert rows[2]["clusters"] == 1 and rows[2]["in_clusters"] == 3
+    assert rows[1]["x_time"] == rows[1]["x_memory"] == 1 and "x datasketch" in out
+
+
 def test_worker_subprocess_reports_memory_and_cpu(corpora: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from bench.common import run_worker
