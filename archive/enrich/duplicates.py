@@ -48,6 +48,8 @@ SHINGLE_SIZE = 3
 CANDIDATE_MARGIN = 0.15
 #: the whole finder is written again once its deltas hold more than 1/this of its articles
 _DELTA_SHARE = 4
+#: signatures taken at once when a finder is written
+_SAVE_PIECE = 1 << 15
 #: Bump when the shingling, hash function, scheme or file layout changes: old files are refused.
 _FORMAT_VERSION = 1
 _NON_WORD = re.compile(r"[\W_]+")
@@ -249,11 +251,17 @@ class DuplicateFinder:
             "stats": np.array([len(sizes), sum(sizes) - len(sizes)]),
         }
 
-    def _saved_rows(self, ids: list[str]) -> dict[str, np.ndarray]:
-        rows = np.array([self._row_of[i] for i in ids], dtype=np.int64)
+    def _saved_rows(self, ids: list[str]) -> dict[str, np.ndarray | finder_files.Pieces]:
+        """The articles' ids and signatures, the signatures a piece at a time (a whole
+        finder's would otherwise be copied once more while it is written)."""
+        def pieces() -> Iterator[np.ndarray]:
+            for start in range(0, len(ids), _SAVE_PIECE):
+                yield self._signatures.take(np.array(
+                    [self._row_of[i] for i in ids[start:start + _SAVE_PIECE]], dtype=np.int64))
+
         return {"ids": np.array(ids, dtype=str),
-                "hashes": self._signatures.take(rows) if ids
-                else np.zeros((0, self.num_perm), dtype=np.uint32)}
+                "hashes": finder_files.Pieces((len(ids), self.num_perm), np.dtype(np.uint32),
+                                              pieces)}
 
     @staticmethod
     def saved_stats(path: Path) -> tuple[int, int] | None:

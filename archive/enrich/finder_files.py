@@ -11,9 +11,22 @@ from __future__ import annotations
 
 import os
 import tempfile
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+
+@dataclass
+class Pieces:
+    """An array written piece by piece (``pieces`` yields its rows in order), so saving a
+    large one never holds a second copy of it whole."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    pieces: Callable[[], Iterator[np.ndarray]]
 
 
 def delta_path(path: Path, generation: int) -> Path:
@@ -53,15 +66,37 @@ def saved_chain(path: Path) -> list[Path]:
     return chain
 
 
-def write_atomically(path: Path, arrays: dict[str, np.ndarray]) -> None:
+def write_atomically(path: Path, arrays: dict[str, np.ndarray | Pieces]) -> None:
     """Write next to the target and rename over it, so a crash never leaves half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **arrays)
+            _savez(handle, arrays)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def _savez(handle: object, arrays: dict[str, np.ndarray | Pieces]) -> None:
+    """``np.savez`` (an uncompressed zip of ``.npy`` files, read back by ``np.load``), with
+    ``Pieces`` written as they come."""
+    with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, value in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                if isinstance(value, Pieces):
+                    np.lib.format.write_array_header_2_0(member, {
+                        "descr": np.lib.format.dtype_to_descr(np.dtype(value.dtype)),
+                        "fortran_order": False, "shape": value.shape})
+                    written = 0
+                    for piece in value.pieces():
+                        piece = np.ascontiguousarray(piece, dtype=value.dtype)
+                        member.write(piece.tobytes())
+                        written += len(piece)
+                    if written != value.shape[0]:
+                        raise ValueError(f"{name}: {written} rows written, "
+                                         f"{value.shape[0]} announced")
+                else:
+                    np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
