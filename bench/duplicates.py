@@ -14,8 +14,11 @@ Two sets: the scale set (``--n`` articles: how memory grows; its generator rarel
 near-duplicate) and the shared BBC and Reuters corpora together (real wire copies and
 re-runs, so the clusters compared below are not trivially empty).
 
-Memory is the process's resident set after the adds less before them (the signatures file
-is loaded first, in both). The clusters of the two are compared: they must be equal (the
+Each system adds the set twice in its process: timed, then again under ``tracemalloc`` (numpy
+reports its arrays to it) for the memory the finished structure holds (``held``: what stays
+for the rest of a build) and the most it held at once (``peak``: merges and growth), both
+over what was traced before it started. The resident set is not used: an interpreter reuses
+heap it freed earlier (reading the signatures), so its growth understates. The clusters of the two are compared: they must be equal (the
 same definition: an edge where LSH proposes a pair and its estimated Jaccard reaches the
 threshold; groups named by their smallest id).
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import tracemalloc
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -75,34 +79,44 @@ def corpus_texts(folders: Sequence[Path]) -> Iterator[tuple[str, str]]:
 
 
 def adds(system: str, folder: str) -> dict[str, Any]:
-    """One system adds every signature in ``folder``: seconds, resident memory added, and a
-    digest of the clusters (worker task ``duplicate_adds``)."""
-    from bench.common import rss_parts_mb
-
+    """One system adds every signature in ``folder``, twice: timed, then traced for memory;
+    with a digest of the clusters (worker task ``duplicate_adds``)."""
     ids = json.loads((Path(folder) / "ids.json").read_text("utf-8"))
     hashes = np.load(Path(folder) / "hashes.npy")
-    before = sum(rss_parts_mb().values())
+    build = _archive if system == "archive" else _datasketch
     started = time.perf_counter()
-    clusters = (_archive if system == "archive" else _datasketch)(ids, hashes)
+    build(ids, hashes)
     seconds = time.perf_counter() - started
-    grown = sum(rss_parts_mb().values()) - before
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    clusters, held = build(ids, hashes)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
     groups = sorted(sorted(g) for g in clusters.values() if len(g) > 1)
-    return {"system": system, "articles": len(ids), "seconds": seconds, "rss_added_mb": grown,
+    return {"system": system, "articles": len(ids), "seconds": seconds,
+            "held_mb": (held - base) / 2 ** 20, "peak_mb": (peak - base) / 2 ** 20,
             "clusters": len(groups), "in_clusters": sum(len(g) for g in groups),
             "digest": hashlib.sha256(json.dumps(groups).encode()).hexdigest()[:16]}
 
 
-def _archive(ids: list[str], hashes: np.ndarray) -> dict[str, set[str]]:
+def _traced() -> int:
+    """Bytes traced now (0 when tracemalloc is off: the timed pass)."""
+    return tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else 0
+
+
+def _archive(ids: list[str], hashes: np.ndarray) -> tuple[dict[str, set[str]], int]:
     from archive.enrich.duplicates import DuplicateFinder
     from archive.enrich.minhash import Signature
 
     finder = DuplicateFinder()
     for article_id, row in zip(ids, hashes):
         finder.add(article_id, Signature(row))
-    return {c: set(m) for c, m in finder.clusters().items()}
+    held = _traced()
+    return {c: set(m) for c, m in finder.clusters().items()}, held
 
 
-def _datasketch(ids: list[str], hashes: np.ndarray) -> dict[str, set[str]]:
+def _datasketch(ids: list[str], hashes: np.ndarray
+                ) -> tuple[dict[str, set[str]], int]:
     from datasketch import MinHash, MinHashLSH
 
     from archive.enrich import duplicates as dup
@@ -134,10 +148,11 @@ def _datasketch(ids: list[str], hashes: np.ndarray) -> dict[str, set[str]]:
                     parent[max(a, b)] = min(a, b)
         lsh.insert(article_id, minhash)
         signatures[article_id] = values
+    held = _traced()
     groups: dict[str, set[str]] = {}
     for article_id in ids:
         groups.setdefault(root(article_id), set()).add(article_id)
-    return groups
+    return groups, held
 
 
 def run(sets: Sequence[tuple[str, Iterable[tuple[str, str]]]], folder: Path
@@ -151,9 +166,9 @@ def run(sets: Sequence[tuple[str, Iterable[tuple[str, str]]]], folder: Path
         peer = rows[-1]
         for row in rows:
             row["us_per_article"] = row["seconds"] / row["articles"] * 1e6
-            row["bytes_per_article"] = row["rss_added_mb"] * 1024 * 1024 / row["articles"]
+            row["bytes_per_article"] = row["held_mb"] * 2 ** 20 / row["articles"]
             row["x_time"] = row["seconds"] / peer["seconds"]
-            row["x_memory"] = row["rss_added_mb"] / peer["rss_added_mb"]
+            row["x_memory"] = row["held_mb"] / peer["held_mb"]
             row["same_clusters"] = row["digest"] == peer["digest"]
         out.extend(rows)
     return out
@@ -161,7 +176,7 @@ def run(sets: Sequence[tuple[str, Iterable[tuple[str, str]]]], folder: Path
 
 COLUMNS = [("set", "set", ""), ("system", "system", ""), ("articles", "articles", ","),
            ("us_per_article", "us an add", ".1f"), ("x_time", "x datasketch", ".2f"),
-           ("rss_added_mb", "RSS added MB", ".0f"),
+           ("held_mb", "held MB", ".1f"), ("peak_mb", "peak MB", ".1f"),
            ("bytes_per_article", "bytes an article", ",.0f"),
            ("x_memory", "x datasketch", ".2f"), ("clusters", "clusters", ","),
            ("in_clusters", "articles in clusters", ","), ("same_clusters", "same clusters", "")]

@@ -133,7 +133,10 @@ def query_times(system: str, queries: str, index: str | None = None, db: str | N
     run = runners[system]()
     opened = time.perf_counter() - started
     times = bench_queries.measure({system: run}, chosen)[system]
-    return {"system": system, "open_seconds": opened, "times": times}
+    # while the index is still open: how much of the resident memory is mapped sidecar
+    # pages (file-backed: the page cache's, shared, dropped under memory pressure)
+    return {"system": system, "open_seconds": opened, "times": times,
+            "rss_after_queries_mb": rss_parts_mb()}
 
 
 def bundle_build(index: str, site: str, procs: int | None = None) -> dict[str, Any]:
