@@ -213,6 +213,25 @@ def test_shard_size_sets_the_file_count(fixture_site, tmp_path: Path) -> None:  
     assert big.term_shards < small.term_shards and big.files < small.files
 
 
+def test_lists_spooled_in_partitions_answer_as_one(fixture_site, tmp_path: Path,  # noqa: ANN001
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large unit's term and pair lists are spooled to disk by partition and written a
+    partition at a time (a unit of hundreds of thousands of articles does not hold its lists
+    in memory together): the shards are cut otherwise, the answers are the same."""
+    index, site, one = fixture_site
+    monkeypatch.setattr(ss_segments, "partitions_for", lambda articles: 4)
+    with Archive(index) as archive:
+        four = ss.build_bundle(archive, OutputFolder(tmp_path), shard_bytes=512, head_size=4)
+    assert four.term_shards % 4 == 0 and four.term_shards != one.term_shards
+    whole, parted = _reader(site), _reader(tmp_path)
+    for q in FIXTURE_QUERIES:
+        for sort in ("relevance", "newest"):
+            a = ref.search(whole, q, sort=sort, facets=True)
+            b = ref.search(parted, q, sort=sort, facets=True)
+            assert (a.total, [h["id"] for h in a.hits], a.facets) == \
+                (b.total, [h["id"] for h in b.hits], b.facets), q
+
+
 # --- two processes: the same bundle, byte for byte -----------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -284,8 +303,9 @@ def test_a_pairs_task_counts_the_words_as_the_terms_task_does(split_index: Path)
             members = ss_segments._members(archive, unit)
             order = ss_segments._Order(archive.searcher.weighting, members)
             superseded = ss_segments._superseded(members, numbering)
-            _, dfs_of = ss_segments.term_lists(members, superseded, numbering, order, 4)
-            assert len(dfs_of) > 30 and ss_segments.unit_dfs(members) == dfs_of
+            entries = list(ss_segments.term_lists(members, superseded, numbering, order, 4))
+            dfs_of = ss_segments.unit_dfs(members)
+            assert len(entries) > 30 and all(dfs_of[e.key] == e.dfs for e in entries)
         tasks = ss_segments.tasks(archive, [0, 1])
     assert sorted(tasks) == [(0, "pairs"), (0, "terms"), (1, "pairs"), (1, "terms")]
     assert [part for _, part in tasks[:2]] == ["pairs", "pairs"]   # the costlier first

@@ -33,7 +33,7 @@ import pickle
 import struct
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -286,12 +286,12 @@ def _whole(value: float) -> int:
 
 
 def term_lists(members: list[tuple[Any, int]], superseded: list[np.ndarray],
-               numbering: Numbering, order: _Order,
-               head_size: int) -> tuple[list[FieldedEntry], dict[str, list[int]]]:
-    """The unit's term lists, and each term's per-field document frequency (pairs need
-    them), summed over its segments as Whoosh sums them. Deleted articles whose number lives
-    on (an edited article) stay in; the browser drops them by the unit's deletion list. Of
-    an article with copies in two of the unit's segments the newer copy is listed."""
+               numbering: Numbering, order: _Order, head_size: int) -> Iterator[FieldedEntry]:
+    """The unit's term lists, one at a time in term order (a large unit's do not fit in
+    memory together), each with its per-field document frequencies summed over the unit's
+    segments as Whoosh sums them. Deleted articles whose number lives on (an edited article)
+    stay in; the browser drops them by the unit's deletion list. Of an article with copies
+    in two of the unit's segments the newer copy is listed."""
     number_of = np.frombuffer(numbering.number_of, dtype=np.int32)
 
     def stream(m: int, fi: int) -> Iterator[tuple[str, int, int, Any, Any, Any]]:
@@ -303,8 +303,6 @@ def term_lists(members: list[tuple[Any, int]], superseded: list[np.ndarray],
     # ordered by term, field, then segment: a newer segment's posting comes last
     streams = [stream(m, fi) for m, (leaf, _) in enumerate(members)
                for fi, name in enumerate(FIELDS) if name in leaf.schema]
-    entries: list[FieldedEntry] = []
-    dfs_of: dict[str, list[int]] = {}
     merged = heapq.merge(*streams, key=lambda part: part[:3])
     for term, parts in itertools.groupby(merged, key=lambda part: part[0]):
         dfs = [0] * len(FIELDS)
@@ -316,12 +314,9 @@ def term_lists(members: list[tuple[Any, int]], superseded: list[np.ndarray],
             for n, w, length in zip(numbers[kept].tolist(), weights[kept].tolist(),
                                     lengths[m][FIELDS[fi]][ids[kept]].tolist()):
                 postings.setdefault(n, [()] * len(FIELDS))[fi] = (_whole(w), int(length))
-        dfs_of[term] = dfs
         if postings:
             fielded = {n: tuple(f) for n, f in postings.items()}
-            entries.append(make_fielded_entry(term, dfs, fielded, order, head_size,
-                                              order.word_tf))
-    return entries, dfs_of
+            yield make_fielded_entry(term, dfs, fielded, order, head_size, order.word_tf)
 
 
 def unit_dfs(members: list[tuple[Any, int]]) -> dict[str, list[int]]:
@@ -460,15 +455,29 @@ def build_part(source: Any, numbering: Numbering, index: int, part: str, out: Wr
     segid = unit.uid
     order = _Order(source.searcher.weighting, members)
     superseded = _superseded(members, numbering)
-    if part == "terms":
-        entries, _ = term_lists(members, superseded, numbering, order, head_size)
-        nterm = shard_count(sum(entry_bytes(e) for e in entries), shard_bytes)
-        files = _write(out, prefix, f"s/{segid}/t", entries, nterm)
-        return SegmentLists(segid, len(entries), nterm, 0, 0, files)
-    dfs_of = unit_dfs(members)
-    folder = work / f"seg-{segid}"
+    folder = work / f"seg-{segid}-{part}"
     folder.mkdir(parents=True, exist_ok=True)
     partitions = partitions_for(unit.articles)
+    if part == "terms":   # spooled by partition as they come, then written a partition at a time
+        spools = [open(folder / f"entries-{p}.pickle", "wb") for p in range(partitions)]
+        count, total = 0, 0
+        try:
+            for entry in term_lists(members, superseded, numbering, order, head_size):
+                pickle.dump(entry, spools[key_hash(entry.key) % partitions],
+                            protocol=pickle.HIGHEST_PROTOCOL)
+                count += 1
+                total += entry_bytes(entry)
+        finally:
+            for spool in spools:
+                spool.close()
+        nterm = shard_count(total, shard_bytes, partitions)
+        files = 0
+        for p in range(partitions):
+            spooled = _unpickled(folder / f"entries-{p}.pickle")
+            files += _write(out, prefix, f"s/{segid}/t", spooled, nterm,
+                            range(p, nterm, partitions))
+        return SegmentLists(segid, count, nterm, 0, 0, files)
+    dfs_of = unit_dfs(members)
     pair_spool(source, members, superseded, numbering, folder, partitions)
     total, count = 0, 0
     for p in range(partitions):
@@ -490,7 +499,18 @@ def build_part(source: Any, numbering: Numbering, index: int, part: str, out: Wr
     return SegmentLists(segid, 0, 0, count, npair, files)
 
 
-def _write(out: Writes, prefix: str, namespace: str, entries: list[FieldedEntry],
+def _unpickled(path: Path) -> Iterator[FieldedEntry]:
+    """The entries ``pickle.dump`` put in a spool file one after another; the file goes."""
+    with open(path, "rb") as f:
+        while True:
+            try:
+                yield pickle.load(f)
+            except EOFError:
+                break
+    path.unlink()
+
+
+def _write(out: Writes, prefix: str, namespace: str, entries: Iterable[FieldedEntry],
            nshards: int, wanted: Iterator[int] | range | None = None) -> int:
     every = range(nshards) if wanted is None else wanted
     shards: dict[int, list[Any]] = {s: [] for s in every}
