@@ -209,8 +209,9 @@ class Archive:
     way. ``use_columns=False`` (or ``ARCHIVE_COLUMNS=0``) always uses Whoosh.
     """
 
-    def __init__(self, folder: Path, *, mmap: bool = True, use_columns: bool | None = None):
-        self.folder = folder
+    def __init__(self, folder: Path | str, *, mmap: bool = True,
+                 use_columns: bool | None = None):
+        self.folder = folder = Path(folder)
         self.use_columns = columns.enabled() if use_columns is None else use_columns
         self._columns: columns.ColumnIndex | None | bool = None  # False: stale, not used
         self.index = store.open_index(folder, mmap=mmap)

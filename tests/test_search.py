@@ -280,3 +280,12 @@ def test_a_lead_flattens_only_a_prefix_and_reads_as_the_whole_body_flattened() -
         limit = pick.randrange(0, 25)
         assert _flat(body) == re.sub(r"\s+", " ", body)
         assert _lead(body, limit) == whole(body, limit), (body, limit)
+
+
+def test_the_library_opens_an_index_named_by_a_string(news_index) -> None:  # noqa: ANN001
+    """``Archive("folder")`` as well as ``Archive(Path("folder"))``: a string path once
+    reported the index as damaged and told the user to rebuild it."""
+    from archive.search import Archive
+
+    with Archive(str(news_index.index)) as archive:
+        assert [hit.id for hit in archive.search("volcano ash").hits] == [VOLCANO]

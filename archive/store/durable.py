@@ -206,14 +206,14 @@ def exists(folder: Path) -> bool:
     return bool(toc_generations(folder))
 
 
-def open_index(folder: Path, *, mmap: bool = True) -> index.Index:
+def open_index(folder: Path | str, *, mmap: bool = True) -> index.Index:
     """The index at ``folder``, at its newest usable generation, checked to be current.
 
     ``mmap=False`` reads segment files with plain reads instead of mapping them: a pass over
     every posting then holds only what it keeps, not the touched pages of the mapping, but
     runs slower, and searches slow down more (bench/README.md has the measurements).
     """
-    ix = _open_newest_usable(folder, mmap)
+    ix = _open_newest_usable(Path(folder), mmap)
     missing = sorted(set(build_schema().names()) - set(ix.schema.names()))
     if missing:
         ix.close()
