@@ -675,8 +675,13 @@ class Ranked:
         return self._order(np.flatnonzero(primary <= threshold))[:k]
 
     def story_count(self) -> int:
-        """How many wire stories the matches hold (copies counted once)."""
-        return len(np.unique(self.columns.clusters()[self.found.docs]))
+        """How many wire stories the matches hold (copies counted once): the distinct
+        cluster numbers of the matches, marked in a table as long as the index (cluster
+        numbers are below its document count) rather than sorted, since a common word
+        matches a large part of a large archive."""
+        seen = np.zeros(self.columns.doc_count, dtype=bool)
+        seen[self.columns.clusters()[self.found.docs]] = True
+        return int(np.count_nonzero(seen))
 
     def top_stories(self, k: int) -> np.ndarray:
         """Positions of the first ``k`` matches in rank order that are each the best-ranked
