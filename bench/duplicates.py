@@ -120,6 +120,7 @@ def _datasketch(ids: list[str], hashes: np.ndarray
     from datasketch import MinHash, MinHashLSH
 
     from archive.enrich import duplicates as dup
+    from archive.enrich.minhash import is_empty
 
     threshold = dup.DEFAULT_THRESHOLD
     lsh = MinHashLSH(threshold=threshold - dup.CANDIDATE_MARGIN, num_perm=dup.DEFAULT_NUM_PERM)
@@ -133,11 +134,10 @@ def _datasketch(ids: list[str], hashes: np.ndarray
             a = parent[a]
         return a
 
-    empty = np.full(dup.DEFAULT_NUM_PERM, 0xFFFFFFFF, dtype=np.uint64)
     for article_id, row in zip(ids, hashes):
         values = row.astype(np.uint64)
         parent[article_id] = article_id
-        if (values == empty).all():
+        if is_empty(values):
             continue
         minhash = MinHash(seed=1, scheme="affine32", hashvalues=values,
                           permutations=permutations)

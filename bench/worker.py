@@ -1,7 +1,6 @@
 """One measurement in a fresh process: ``python -m bench.worker TASK 'JSON args'``.
 
-Prints one JSON line: the task's figures plus ``peak_rss_mb`` (this process's ru_maxrss) and
-``rss_at_end_mb`` (its resident memory at the end, anonymous and file-backed).
+Prints one JSON line: the task's figures plus ``peak_rss_mb`` (this process's ru_maxrss).
 """
 
 from __future__ import annotations
@@ -160,7 +159,6 @@ def main() -> None:
     task, args = sys.argv[1], json.loads(sys.argv[2])
     result = TASKS[task](**args)
     result["peak_rss_mb"] = round(peak_rss_mb(), 1)
-    result["rss_at_end_mb"] = rss_parts_mb()
     # CPU time (this process and any writer subprocesses): less sensitive than wall time to
     # other work on a shared machine
     result["cpu_seconds"] = round(cpu_seconds(), 3)

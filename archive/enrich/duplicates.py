@@ -136,9 +136,10 @@ class DuplicateFinder:
         self._ids.append(article_id)
         self._row_of[article_id] = row
         self._touched.add(article_id)
-        if not self._is_empty(row):  # no words: nothing to compare, a cluster of its own
-            keys = self._lsh.band_keys(self._signatures[row][None, :])[0]
-            similar = self._similar(row, keys)
+        stored = self._signatures[row]
+        if not minhash.is_empty(stored):  # no words: nothing to compare, a cluster of its own
+            keys = self._lsh.band_keys(stored[None, :])[0]
+            similar = self._similar(stored, keys)
             self._lsh.insert(row, keys)
             if similar:
                 self._neighbours[row] = similar
@@ -332,15 +333,14 @@ class DuplicateFinder:
         assert article_id is not None
         return article_id
 
-    def _similar(self, row: int, keys: np.ndarray) -> set[int]:
-        """Rows that LSH proposes and whose estimated Jaccard reaches ``threshold``
-        (identical signatures share every band, so exact copies are always among them)."""
-        candidates = np.array(sorted(self._lsh.query(self._signatures[row], keys)),
-                              dtype=np.int64)
+    def _similar(self, values: np.ndarray, keys: np.ndarray) -> set[int]:
+        """Rows that LSH proposes for a signature and whose estimated Jaccard (the share of
+        slots that agree) reaches ``threshold`` (identical signatures share every band, so
+        exact copies are always among them)."""
+        candidates = np.array(sorted(self._lsh.query(values, keys)), dtype=np.int64)
         if not len(candidates):
             return set()
-        agree = np.count_nonzero(self._signatures.take(candidates) == self._signatures[row],
-                                 axis=1)
+        agree = np.count_nonzero(self._signatures.take(candidates) == values, axis=1)
         return set(candidates[agree / self.num_perm >= self.threshold].tolist())
 
     def _recluster(self, start: set[int], new: int | None = None) -> None:
@@ -375,18 +375,13 @@ class DuplicateFinder:
         rows = self._signatures.adopt(hashes)
         self._ids = list(ids)
         self._row_of = dict(zip(ids, rows))
-        empty = (hashes == minhash.MAX32).all(axis=1) if len(hashes) else np.zeros(0, bool)
-        self._lsh.insert_many(np.flatnonzero(~empty))
+        self._lsh.insert_many(np.flatnonzero(~minhash.is_empty(hashes)))
         for a, b in edges.tolist():
             self._neighbours.setdefault(a, set()).add(b)
             self._neighbours.setdefault(b, set()).add(a)
         self._recluster(set(self._neighbours))
         self._changed.clear()
         self._touched.clear()
-
-    def _is_empty(self, row: int) -> bool:
-        """True for the signature of a text with no words (every slot at its initial value)."""
-        return bool((self._signatures[row] == minhash.MAX32).all())
 
 
 def assign_clusters(articles: Iterable[Article], threshold: float = DEFAULT_THRESHOLD,

@@ -72,9 +72,10 @@ def hash32(data: bytes) -> int:
     return zlib.crc32(data)
 
 
-def jaccard(a: np.ndarray, b: np.ndarray) -> float:
-    """Estimated Jaccard similarity: the share of MinHash slots two signatures agree on."""
-    return float(np.count_nonzero(a == b)) / len(a)
+def is_empty(values: np.ndarray) -> np.ndarray | bool:
+    """Whether a signature (or each row of a matrix of them) is that of a text with no
+    words: every slot still at its initial value."""
+    return (np.asarray(values) == MAX32).all(axis=-1)
 
 
 _PERMUTATIONS: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -176,7 +177,6 @@ class Bands:
 
     def __init__(self, bands: int, rows: int, signatures: SignatureRows):
         self.bands, self.rows = bands, rows
-        self.ranges = [(i * rows, (i + 1) * rows) for i in range(bands)]
         self.signatures = signatures
         self._keys = np.zeros(0, dtype=np.uint64)
         self._rows = np.zeros(0, dtype=np.uint32)
@@ -243,8 +243,8 @@ class Bands:
             return set()
         own = np.asarray(hashes, dtype=np.uint32)[:self.bands * self.rows] \
             .reshape(self.bands, self.rows)
-        theirs = self.signatures.take(np.array(rows)).reshape(len(rows), -1)[
-            :, :self.bands * self.rows].reshape(len(rows), self.bands, self.rows)
+        theirs = self.signatures.take(np.array(rows))[:, :self.bands * self.rows] \
+            .reshape(len(rows), self.bands, self.rows)
         same = (theirs[np.arange(len(rows)), bands] == own[bands]).all(axis=1)
         return {row for row, keep in zip(rows, same.tolist()) if keep} - self._removed
 
