@@ -458,45 +458,46 @@ def build_part(source: Any, numbering: Numbering, index: int, part: str, out: Wr
     folder = work / f"seg-{segid}-{part}"
     folder.mkdir(parents=True, exist_ok=True)
     partitions = partitions_for(unit.articles)
-    if part == "terms":   # spooled by partition as they come, then written a partition at a time
-        spools = [open(folder / f"entries-{p}.pickle", "wb") for p in range(partitions)]
-        count, total = 0, 0
-        try:
-            for entry in term_lists(members, superseded, numbering, order, head_size):
-                pickle.dump(entry, spools[key_hash(entry.key) % partitions],
-                            protocol=pickle.HIGHEST_PROTOCOL)
-                count += 1
-                total += entry_bytes(entry)
-        finally:
-            for spool in spools:
-                spool.close()
-        nterm = shard_count(total, shard_bytes, partitions)
-        files = 0
-        for p in range(partitions):
-            spooled = _unpickled(folder / f"entries-{p}.pickle")
-            files += _write(out, prefix, f"s/{segid}/t", spooled, nterm,
-                            range(p, nterm, partitions))
-        return SegmentLists(segid, count, nterm, 0, 0, files)
+    spools = [open(folder / f"entries-{p}.pickle", "wb") for p in range(partitions)]
+    count, total = 0, 0
+    try:   # every entry spooled to its key's partition as it is made
+        for entry in _entries(source, members, superseded, numbering, order, head_size,
+                              folder, partitions, part):
+            spools[key_hash(entry.key) % partitions].write(
+                pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+            count += 1
+            total += entry_bytes(entry)
+    finally:
+        for spool in spools:
+            spool.close()
+    # then written a partition at a time: shard s holds keys of partition s mod partitions
+    # only (the count is a multiple)
+    nshards = shard_count(total, shard_bytes, partitions)
+    files = 0
+    for p in range(partitions):
+        files += _write(out, prefix, f"s/{segid}/{part[0]}",
+                        _unpickled(folder / f"entries-{p}.pickle"), nshards,
+                        range(p, nshards, partitions))
+    if part == "terms":
+        return SegmentLists(segid, count, nshards, 0, 0, files)
+    return SegmentLists(segid, 0, 0, count, nshards, files)
+
+
+def _entries(source: Any, members: list[tuple[Any, int]], superseded: list[np.ndarray],
+             numbering: Numbering, order: _Order, head_size: int, folder: Path,
+             partitions: int, part: str) -> Iterator[FieldedEntry]:
+    """A unit's term lists (``part`` "terms") or pair lists ("pairs"), made a few at a
+    time: the pairs are spooled by partition first (their vocabulary never sits in RAM)."""
+    if part == "terms":
+        yield from term_lists(members, superseded, numbering, order, head_size)
+        return
     dfs_of = unit_dfs(members)
     pair_spool(source, members, superseded, numbering, folder, partitions)
-    total, count = 0, 0
     for p in range(partitions):
         path = folder / f"pairs-{p}.bin"
         encoded = _pair_entries(path.read_bytes(), dfs_of, order, head_size)
         path.unlink()
-        count += len(encoded)
-        total += sum(entry_bytes(e) for e in encoded)
-        with open(folder / f"entries-{p}.pickle", "wb") as f:
-            pickle.dump(encoded, f, protocol=pickle.HIGHEST_PROTOCOL)
-    npair = shard_count(total, shard_bytes, partitions)
-    files = 0
-    for p in range(partitions):
-        with open(folder / f"entries-{p}.pickle", "rb") as f:
-            encoded = pickle.load(f)
-        # shard s holds keys of partition s mod partitions only (npair is a multiple)
-        files += _write(out, prefix, f"s/{segid}/p", encoded, npair,
-                        range(p, npair, partitions))
-    return SegmentLists(segid, 0, 0, count, npair, files)
+        yield from encoded
 
 
 def _unpickled(path: Path) -> Iterator[FieldedEntry]:
