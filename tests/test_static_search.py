@@ -674,6 +674,33 @@ def test_a_days_update_writes_only_the_new_segments_lists(
     assert _tree(site) == _tree(fresh)
 
 
+def test_a_damaged_article_memory_is_read_as_far_as_it_holds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The article pass's memory of the last build (a line per article) cut off in the
+    middle of a line: the articles it still holds are not read again, the rest are, and the
+    bundle is the one a fresh build writes."""
+    articles = _articles(60)
+    index = _index(tmp_path / "index", articles)
+    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    with Archive(index) as archive:
+        ss.build_bundle(archive, OutputFolder(site), shard_bytes=512, head_size=4, procs=1)
+        memory = site / ss_articles.ARTICLE_CACHE
+        lines = memory.read_bytes().splitlines(keepends=True)
+        assert len(lines) == 1 + len(articles)   # the header, then a line per article
+        memory.write_bytes(b"".join(lines[:21]) + lines[21][:7])
+        read: list[str] = []
+        article_record = ss_articles.article_record
+
+        def recorded(stored: dict[str, Any]) -> Any:
+            read.append(stored["id"])
+            return article_record(stored)
+        monkeypatch.setattr(ss_articles, "article_record", recorded)
+        ss.build_bundle(archive, OutputFolder(site), shard_bytes=512, head_size=4, procs=1)
+        assert len(read) == len(articles) - 20
+        ss.build_bundle(archive, OutputFolder(fresh), shard_bytes=512, head_size=4, procs=1)
+    assert _tree(site) == _tree(fresh)
+
+
 class _FakeSegments:
     """A source whose reader lists segments of the given sizes (all ``units`` reads)."""
 

@@ -16,7 +16,7 @@ import json
 import math
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from archive import __version__, store
@@ -41,7 +41,11 @@ class Facets:
         self.values: dict[str, dict[str, int]] = {f: {} for f in FACETS}   # key -> value id
         self.display: dict[str, list[str]] = {f: [] for f in FACETS}
         self.postings: dict[str, list[array]] = {f: [] for f in FACETS}
-        self.columns: dict[str, list[list[int]]] = {f: [] for f in FACETS}
+        # per facet, every article's value ids one after another, and where each article's
+        # run ends: flat arrays, since a list per article and facet would outweigh the rest
+        # of the pass at a million articles
+        self.values_of: dict[str, array] = {f: array("I") for f in FACETS}
+        self.ends: dict[str, array] = {f: array("I") for f in FACETS}
 
     def add(self, number: int, stored: dict[str, Any]) -> None:
         for name in FACETS:
@@ -56,7 +60,13 @@ class Facets:
                 if vid not in ids:
                     ids.append(vid)
                     self.postings[name][vid].append(number)
-            self.columns[name].append(ids)
+            self.values_of[name].extend(ids)
+            self.ends[name].append(len(self.values_of[name]))
+
+    def article_values(self, name: str, number: int) -> array:
+        """The value ids of facet ``name`` that article ``number`` holds, in the order added."""
+        ends = self.ends[name]
+        return self.values_of[name][ends[number - 1] if number else 0:ends[number]]
 
     def order(self, name: str) -> list[int]:
         """Value ids by falling count, then key: the order the filter controls list them."""
@@ -75,23 +85,27 @@ def build_articles(archive: Archive, numbering: Numbering, out: OutputFolder, pr
     values) without reading it: a day's update reads only the new and changed articles."""
     days: list[list[int]] = []
     ids = IdBlocks(out, prefix, len(numbering))
-    rows = _remembered(out, prefix)
     documents = document_keys(archive, numbering)
     reader = archive.searcher.reader()
-    kept: list[list[Any]] = []
-    for number, document in enumerate(documents):
-        name = f"a/{number}"
-        row = rows[number] if number < len(rows) else None
-        if not (isinstance(row, list) and len(row) == len(ROW) and row[0] == document
-                and out.keep(f"{prefix}/{name}.js", row[-1])):
-            stored, size = write_article(reader, numbering, out, prefix, number)
-            row = cache_row(document, stored["id"], day_of(stored, number, numbering.dated),
-                            stored, size)
-        kept.append(row)
-        ids.add(number, row[1])
-        facets.add(number, dict(zip(FACETS, row[3:3 + len(FACETS)])))
-        add_day(days, number, row[2])
-    remember(out, prefix, kept)
+
+    def rows() -> Iterator[list[Any]]:
+        earlier = _remembered(out, prefix)
+        try:
+            for number, document in enumerate(documents):
+                row = next(earlier, None)
+                if not (isinstance(row, list) and len(row) == len(ROW) and row[0] == document
+                        and out.keep(f"{prefix}/a/{number}.js", row[-1])):
+                    stored, size = write_article(reader, numbering, out, prefix, number)
+                    row = cache_row(document, stored["id"],
+                                    day_of(stored, number, numbering.dated), stored, size)
+                ids.add(number, row[1])
+                facets.add(number, dict(zip(FACETS, row[3:3 + len(FACETS)])))
+                add_day(days, number, row[2])
+                yield row
+        finally:
+            earlier.close()
+
+    remember(out, prefix, rows())
     return days
 
 
@@ -106,23 +120,39 @@ def _header(prefix: str) -> list[Any]:
     return [__version__, FORMAT_VERSION, len(ROW), prefix]
 
 
-def _remembered(out: OutputFolder, prefix: str) -> list[Any]:
-    """The rows the last build's article pass left, if it ran the same code and prefix."""
+def _remembered(out: OutputFolder, prefix: str) -> Iterator[Any]:
+    """The rows the last build's article pass left, in number order, read as they are
+    asked for (nothing when it ran other code or another prefix, or its file is damaged)."""
     try:
-        earlier = json.loads((out.root / ARTICLE_CACHE).read_text("utf-8"))
-    except (OSError, ValueError):
-        return []
-    rows = earlier.get("rows") if isinstance(earlier, dict) and \
-        earlier.get("header") == _header(prefix) else None
-    return rows if isinstance(rows, list) else []
+        stream = open(out.root / ARTICLE_CACHE, encoding="utf-8")
+    except OSError:
+        return
+    with stream:
+        try:
+            if json.loads(stream.readline()) != _header(prefix):
+                return
+            for line in stream:
+                yield json.loads(line)
+        except (OSError, ValueError):   # a damaged file: what follows is read afresh
+            return
 
 
-def remember(out: OutputFolder, prefix: str, rows: list[list[Any]]) -> None:
+def remember(out: OutputFolder, prefix: str, rows: Iterable[list[Any]]) -> None:
     """Write the ``ARTICLE_CACHE`` a later build's article pass reads: a ``ROW`` per article
     number (a build whose article pass ran elsewhere writes it too, so the next one on
-    this machine reads only what changed)."""
+    this machine reads only what changed). A line per row, written as ``rows`` gives them
+    (they may be made as they are asked for): the file is never held in memory whole; it
+    replaces the last build's once every row is written."""
     temp = out.root / (ARTICLE_CACHE + ".tmp")
-    temp.write_text(json.dumps({"header": _header(prefix), "rows": rows}), "utf-8")
+    out.root.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(temp, "w", encoding="utf-8") as stream:
+            stream.write(json.dumps(_header(prefix)) + "\n")
+            for row in rows:
+                stream.write(json.dumps(row) + "\n")
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
     temp.replace(out.root / ARTICLE_CACHE)
 
 
@@ -204,10 +234,10 @@ def write_facets(facets: Facets, out: OutputFolder, prefix: str,
         for fname, rows in by_file.items():
             out.write(f"{prefix}/{fname}.js", script(fname, rows))
             files += 1
-        column = facets.columns[name]
         for block in range(math.ceil(articles / COLUMN_BLOCK)):
             values: list[int] = []
-            for ids in column[block * COLUMN_BLOCK:(block + 1) * COLUMN_BLOCK]:
+            for number in range(block * COLUMN_BLOCK, min(articles, (block + 1) * COLUMN_BLOCK)):
+                ids = facets.article_values(name, number)
                 values.append(len(ids))
                 values.extend(sorted(rank[v] for v in ids))
             cname = f"c/{name}/{block}"
