@@ -701,6 +701,32 @@ def test_a_damaged_article_memory_is_read_as_far_as_it_holds(
     assert _tree(site) == _tree(fresh)
 
 
+def test_mapped_pages_handed_back_at_every_step_leave_the_bundle_as_it_was(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The passes over every article, term and pair hand the mapped pages they read back to
+    the kernel (``store.pages``); doing it at every step, in both processes, changes no byte."""
+    from archive.store import pages
+
+    index = _index(tmp_path / "index", _articles(80))
+    usual, released = tmp_path / "usual", tmp_path / "released"
+    with Archive(index) as archive:
+        ss.build_bundle(archive, OutputFolder(usual), shard_bytes=512, head_size=4, procs=2)
+    handed: list[int] = []
+    release = pages.release
+
+    def counted(leaves: Any) -> int:
+        done = release(leaves)
+        handed.append(done)
+        return done
+    monkeypatch.setattr(pages, "release", counted)
+    monkeypatch.setattr(pages, "LIMIT_MB", -1)
+    monkeypatch.setattr(pages, "LOOK_EVERY", 1)
+    with Archive(index) as archive:
+        ss.build_bundle(archive, OutputFolder(released), shard_bytes=512, head_size=4, procs=1)
+    assert len(handed) > 80 and all(handed)   # every step, each time some mapping
+    assert _tree(usual) == _tree(released)
+
+
 class _FakeSegments:
     """A source whose reader lists segments of the given sizes (all ``units`` reads)."""
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import jinja2
 
-from archive import processes, render
+from archive import processes, render, store
 from archive.query import Filters
 from archive.search import Archive, FacetCount, Hit, Listed, ResultsPage
 from archive.site import chart, listings_cache, related_cache, state, urls
@@ -260,7 +260,9 @@ class _Site:
 
     def write_articles(self, total: int) -> None:
         listings = self.read_listings()
+        pages = store.MappedPages.of_reader(self.archive.searcher.reader())
         for done, docnum in enumerate(self.archive.browse_order(Filters()), 1):
+            pages.step()
             self.write_article(docnum, listings[docnum])
             if self.progress:
                 self.progress(done, total)

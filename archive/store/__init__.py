@@ -12,6 +12,7 @@ imports (``from archive import store``; ``store.open_index(...)``).
 - ``statistics``: the snapshot of collection statistics that related-article lists are
   weighed by, taken by ``archive index`` (imported on its own).
 - ``check``: ``archive check``, imported on its own (``archive.store.check``).
+- ``pages``: the mapped pages a long pass over the index has read, handed back as it goes.
 """
 
 from archive.store.durable import (DEFAULT_INDEX, TOC_TEMP_RE, DurableStorage, create_index,
@@ -24,6 +25,7 @@ from archive.store.fastwriter import (ArchiveWriter, field_length_bytes, field_p
                                       segments_reader)
 from archive.store.lock import WRITE_LOCK, IndexLock
 from archive.store.manifest import MANIFEST, FileState, read_manifest, write_manifest
+from archive.store.pages import MappedPages
 from archive.store.schema import (INDEX_NAME, TEXT_FIELDS, add_articles, build_schema,
                                   from_stored, indexed_paths, iter_articles, repeated_ids,
                                   split_list, to_document)
@@ -32,7 +34,8 @@ from archive.store.writers import (SPLIT_MIN_DOCS, SplitWriter, abandon_writer, 
 
 __all__ = [
     "ArchiveWriter", "DEFAULT_INDEX", "DurableStorage", "FileState", "INDEX_NAME", "IndexBusy",
-    "IndexDamaged", "IndexLock", "IndexMissing", "IndexOutdated", "MANIFEST", "SPLIT_MIN_DOCS",
+    "IndexDamaged", "IndexLock", "IndexMissing", "IndexOutdated", "MANIFEST", "MappedPages",
+    "SPLIT_MIN_DOCS",
     "SplitWriter", "TEXT_FIELDS", "TOC_TEMP_RE", "WRITE_LOCK", "WriterProcessFailed",
     "abandon_writer", "add_articles", "build_schema", "create_index", "default_procs",
     "discard_writer", "exists", "field_length_bytes", "field_postings", "field_postings_values",

@@ -395,6 +395,14 @@ def compound_part_ends(compound: Any) -> list[int]:
     return [part["offset"] + part["length"] for part in compound._dir.values()]
 
 
+def segment_mapping(leaf: Any) -> Any:
+    """The memory map a segment reader reads its compound file through, or None (a segment
+    of separate files, or an index opened with plain reads)."""
+    storage = leaf.storage() if hasattr(leaf, "storage") else None
+    compound = getattr(storage, "a", storage)   # an OverlayStorage puts the compound file first
+    return getattr(compound, "_source", None)
+
+
 def posting_blocks(matcher: Any) -> Iterator[tuple[Any, Any]] | None:
     """A term's postings a block at a time, (document numbers, weights) arrays, through the
     W3 matcher's block API; None for a matcher without one (a rare term's inlined postings

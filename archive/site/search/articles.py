@@ -87,11 +87,13 @@ def build_articles(archive: Archive, numbering: Numbering, out: OutputFolder, pr
     ids = IdBlocks(out, prefix, len(numbering))
     documents = document_keys(archive, numbering)
     reader = archive.searcher.reader()
+    pages = store.MappedPages.of_reader(reader)
 
     def rows() -> Iterator[list[Any]]:
         earlier = _remembered(out, prefix)
         try:
             for number, document in enumerate(documents):
+                pages.step()
                 row = next(earlier, None)
                 if not (isinstance(row, list) and len(row) == len(ROW) and row[0] == document
                         and out.keep(f"{prefix}/a/{number}.js", row[-1])):
@@ -169,7 +171,9 @@ def article_pass(archive: Archive, numbering: Numbering, out: Writes, prefix: st
     then (number, stored fields). A range needs nothing from any other, so a cluster's
     tasks can each take one."""
     reader = archive.searcher.reader()
+    pages = store.MappedPages.of_reader(reader)
     for number in range(first, end):
+        pages.step()
         yield number, write_article(reader, numbering, out, prefix, number)[0]
 
 

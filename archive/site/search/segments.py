@@ -304,7 +304,9 @@ def term_lists(members: list[tuple[Any, int]], superseded: list[np.ndarray],
     streams = [stream(m, fi) for m, (leaf, _) in enumerate(members)
                for fi, name in enumerate(FIELDS) if name in leaf.schema]
     merged = heapq.merge(*streams, key=lambda part: part[:3])
+    pages = store.MappedPages([leaf for leaf, _ in members])
     for term, parts in itertools.groupby(merged, key=lambda part: part[0]):
+        pages.step()
         dfs = [0] * len(FIELDS)
         postings: dict[int, list[tuple[int, ...]]] = {}
         for _, fi, m, info, ids, weights in parts:
@@ -324,11 +326,13 @@ def unit_dfs(members: list[tuple[Any, int]]) -> dict[str, list[int]]:
     tables alone: what ``term_lists`` sums as it walks the postings, for a pairs task that
     runs apart from the unit's terms task."""
     dfs_of: dict[str, list[int]] = {}
+    pages = store.MappedPages([leaf for leaf, _ in members])
     for leaf, _ in members:
         for fi, name in enumerate(FIELDS):
             if name not in leaf.schema:
                 continue
             for word, info in leaf.iter_field(name):
+                pages.step()
                 term = word.decode("utf-8") if isinstance(word, bytes) else word
                 dfs_of.setdefault(term, [0] * len(FIELDS))[fi] += info.doc_frequency()
     return dfs_of
@@ -343,10 +347,11 @@ def pair_spool(source: Any, members: list[tuple[Any, int]], superseded: list[np.
     boost = {name: schema[name].format.field_boost for name in FIELDS}
     files = [open(folder / f"pairs-{p}.bin", "wb") for p in range(partitions)]
     records = 0
+    pages = store.MappedPages([leaf for leaf, _ in members])
     try:
         for (leaf, offset), older in zip(members, superseded):
             records += _spool_segment(leaf, offset, older, numbering, tokenize, boost, files,
-                                      partitions)
+                                      partitions, pages)
     finally:
         for f in files:
             f.close()
@@ -355,9 +360,10 @@ def pair_spool(source: Any, members: list[tuple[Any, int]], superseded: list[np.
 
 def _spool_segment(leaf: Any, offset: int, superseded: np.ndarray, numbering: Numbering,
                    tokenize: dict[str, Tokens], boost: dict[str, float], files: list[Any],
-                   partitions: int) -> int:
+                   partitions: int, pages: store.MappedPages) -> int:
     records = 0
     for d in range(leaf.doc_count_all()):
+        pages.step()
         number = numbering.number_of[offset + d]
         if number < 0 or superseded[d]:
             continue
@@ -404,11 +410,18 @@ def _pair_entries(data: bytes, dfs_of: dict[str, list[int]], order: _Order,
     return out
 
 
+#: the most spool partitions a unit's lists are cut into (each is an open file while the
+#: unit's pairs are spooled)
+MAX_PARTITIONS = 128
+
+
 def partitions_for(articles: int) -> int:
-    """Spool partitions for a segment of ``articles``: a power of two up to 32 (a small
-    segment cut into 32 would write 32 pair shards at least)."""
+    """Spool partitions for a unit of ``articles``: a power of two, one per 512 articles up
+    to ``MAX_PARTITIONS`` (a small unit cut into many would write as many pair shards at
+    least; a large one's partition is read into memory whole, so its size is what the
+    build holds: at the cap it grows with the unit)."""
     p = 1
-    while p < 32 and p * 512 < articles:
+    while p < MAX_PARTITIONS and p * 512 < articles:
         p *= 2
     return p
 
