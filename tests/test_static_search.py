@@ -612,6 +612,18 @@ def test_browser_engine_matches_the_reference(fixture_site, tmp_path: Path) -> N
 
 # --- a day's update: only the new segment's lists are written ------------------------------------
 
+def _articles_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the articles the bundle's article pass reads from here on, as it reads them."""
+    read: list[str] = []
+    article_record = ss_articles.article_record
+
+    def recorded(stored: dict[str, Any]) -> Any:
+        read.append(stored["id"])
+        return article_record(stored)
+    monkeypatch.setattr(ss_articles, "article_record", recorded)
+    return read
+
+
 def test_a_days_update_writes_only_the_new_segments_lists(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Articles newer than any are added (a new segment) and one older article is edited
@@ -642,13 +654,7 @@ def test_a_days_update_writes_only_the_new_segments_lists(
         built.append(args[2])
         return build_part(*args)
     monkeypatch.setattr(ss_segments, "build_part", counted)
-    read: list[str] = []
-    article_record = ss_articles.article_record
-
-    def recorded(stored: dict[str, Any]) -> Any:
-        read.append(stored["id"])
-        return article_record(stored)
-    monkeypatch.setattr(ss_articles, "article_record", recorded)
+    read = _articles_read(monkeypatch)
     with Archive(index) as archive:
         out = OutputFolder(site)
         ss.build_bundle(archive, out, shard_bytes=512, head_size=4, procs=1)
@@ -688,13 +694,7 @@ def test_a_damaged_article_memory_is_read_as_far_as_it_holds(
         lines = memory.read_bytes().splitlines(keepends=True)
         assert len(lines) == 1 + len(articles)   # the header, then a line per article
         memory.write_bytes(b"".join(lines[:21]) + lines[21][:7])
-        read: list[str] = []
-        article_record = ss_articles.article_record
-
-        def recorded(stored: dict[str, Any]) -> Any:
-            read.append(stored["id"])
-            return article_record(stored)
-        monkeypatch.setattr(ss_articles, "article_record", recorded)
+        read = _articles_read(monkeypatch)
         ss.build_bundle(archive, OutputFolder(site), shard_bytes=512, head_size=4, procs=1)
         assert len(read) == len(articles) - 20
         ss.build_bundle(archive, OutputFolder(fresh), shard_bytes=512, head_size=4, procs=1)
