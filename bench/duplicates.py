@@ -18,9 +18,9 @@ Each system adds the set twice in its process: timed, then again under ``tracema
 reports its arrays to it) for the memory the finished structure holds (``held``: what stays
 for the rest of a build) and the most it held at once (``peak``: merges and growth), both
 over what was traced before it started. The resident set is not used: an interpreter reuses
-heap it freed earlier (reading the signatures), so its growth understates. The clusters of the two are compared: they must be equal (the
-same definition: an edge where LSH proposes a pair and its estimated Jaccard reaches the
-threshold; groups named by their smallest id).
+heap it freed earlier (reading the signatures), so its growth understates. The clusters of
+the two are compared: they must be equal (the same definition: an edge where LSH proposes a
+pair and its estimated Jaccard reaches the threshold; groups named by their smallest id).
 """
 
 from __future__ import annotations

@@ -704,7 +704,8 @@ def test_a_damaged_article_memory_is_read_as_far_as_it_holds(
 def test_mapped_pages_handed_back_at_every_step_leave_the_bundle_as_it_was(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The passes over every article, term and pair hand the mapped pages they read back to
-    the kernel (``store.pages``); doing it at every step, in both processes, changes no byte."""
+    the kernel (``store.pages``); doing it at every step changes no byte: the bundle is the
+    one a usual (two-process) build writes."""
     from archive.store import pages
 
     index = _index(tmp_path / "index", _articles(80))

@@ -55,24 +55,24 @@ def release(leaves: Iterable[Any]) -> int:
 
 
 class MappedPages:
-    """Keeps the mapped pages a pass over ``leaves`` holds under ``limit_mb``: the pass calls
-    ``step()`` once per article or term, and every ``every`` steps the process's file-backed
-    pages are looked at and, above the limit, handed back."""
+    """Keeps the mapped pages a pass over some segments holds under ``limit_mb``: the pass
+    calls ``step()`` once per article or term, and every ``every`` steps the process's
+    file-backed pages are looked at and, above the limit, handed back."""
 
-    def __init__(self, leaves: Iterable[Any], limit_mb: float | None = None,
+    def __init__(self, segments: Iterable[tuple[Any, int]], limit_mb: float | None = None,
                  every: int | None = None):
-        self.leaves = [leaf for leaf in leaves if segment_mapping(leaf) is not None]
+        """``segments``: (segment reader, offset) pairs, as ``leaf_readers()`` gives them."""
+        self.leaves = [leaf for leaf, _ in segments if segment_mapping(leaf) is not None]
         self.limit_mb = LIMIT_MB if limit_mb is None else limit_mb
         self.every = LOOK_EVERY if every is None else every
         self.steps = 0
-        self.releases = 0
 
     @classmethod
     def of_reader(cls, reader: Any, **kwargs: Any) -> MappedPages:
         """For a pass over every segment of ``reader``."""
-        return cls([leaf for leaf, _ in reader.leaf_readers()], **kwargs)
+        return cls(reader.leaf_readers(), **kwargs)
 
     def step(self) -> None:
         self.steps += 1
         if self.leaves and self.steps % self.every == 0 and file_pages_mb() > self.limit_mb:
-            self.releases += bool(release(self.leaves))
+            release(self.leaves)

@@ -304,7 +304,7 @@ def term_lists(members: list[tuple[Any, int]], superseded: list[np.ndarray],
     streams = [stream(m, fi) for m, (leaf, _) in enumerate(members)
                for fi, name in enumerate(FIELDS) if name in leaf.schema]
     merged = heapq.merge(*streams, key=lambda part: part[:3])
-    pages = store.MappedPages([leaf for leaf, _ in members])
+    pages = store.MappedPages(members)
     for term, parts in itertools.groupby(merged, key=lambda part: part[0]):
         pages.step()
         dfs = [0] * len(FIELDS)
@@ -326,7 +326,7 @@ def unit_dfs(members: list[tuple[Any, int]]) -> dict[str, list[int]]:
     tables alone: what ``term_lists`` sums as it walks the postings, for a pairs task that
     runs apart from the unit's terms task."""
     dfs_of: dict[str, list[int]] = {}
-    pages = store.MappedPages([leaf for leaf, _ in members])
+    pages = store.MappedPages(members)
     for leaf, _ in members:
         for fi, name in enumerate(FIELDS):
             if name not in leaf.schema:
@@ -347,7 +347,7 @@ def pair_spool(source: Any, members: list[tuple[Any, int]], superseded: list[np.
     boost = {name: schema[name].format.field_boost for name in FIELDS}
     files = [open(folder / f"pairs-{p}.bin", "wb") for p in range(partitions)]
     records = 0
-    pages = store.MappedPages([leaf for leaf, _ in members])
+    pages = store.MappedPages(members)
     try:
         for (leaf, offset), older in zip(members, superseded):
             records += _spool_segment(leaf, offset, older, numbering, tokenize, boost, files,
