@@ -42,13 +42,17 @@ class SiteConfig:
     relative and what needs an absolute address is left out (canonical links, the sitemap,
     robots.txt's Sitemap line) or named without one (``urn:uuid:`` ids in the feeds): a
     site must never point readers at a guessed address such as the preview server's.
+
+    A page of articles holds 20 everywhere (the home page, a browse page, a feed), as news
+    sites and feed readers commonly show: a day's new and edited articles rewrite every
+    browse page and feed they appear on whole, so a smaller page keeps a publish small.
     """
 
     base_url: str = ""
     title: str = "News archive"
     language: str = "en"
-    page_size: int = 50
-    feed_size: int = 50
+    page_size: int = 20
+    feed_size: int = 20
     home_size: int = 20
     related: int = 5
 
