@@ -29,6 +29,7 @@ class Tables:
         self._facet_tables: dict[str, dict[int, list[str]]] = {}
         self._clusters: list[str] | None = None
         self._cluster_sizes: Counter[str] | None = None  # live articles per cluster
+        self._copy_members: dict[str, list[int]] | None = None
         self._displays: dict[tuple[str, str], str] = {}
         self._sorted: dict[str, tuple[Any, list[int], dict[int, int]]] = {}  # browse's orders
         self._id_table: dict[str, int] | None = None
@@ -88,6 +89,19 @@ class Tables:
                 cluster for docnum, cluster in enumerate(self.clusters())
                 if not deletions or not reader.is_deleted(docnum))
         return self._cluster_sizes.get(cluster, 1)
+
+    def copy_members(self) -> dict[str, list[int]]:
+        """Every wire story held more than once: its live articles' document numbers, in
+        order."""
+        if self._copy_members is None:
+            reader = self.searcher.reader()
+            deletions = reader.has_deletions()
+            members: dict[str, list[int]] = {}
+            for docnum, cluster in enumerate(self.clusters()):
+                if cluster and (not deletions or not reader.is_deleted(docnum)):
+                    members.setdefault(cluster, []).append(docnum)
+            self._copy_members = {c: found for c, found in members.items() if len(found) > 1}
+        return self._copy_members
 
     def clusters(self) -> list[str]:
         """docnum -> the article's cluster id."""

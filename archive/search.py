@@ -651,6 +651,14 @@ class Archive:
         return [self._hit(h, n + 1, "relevance", 200) for n, h in enumerate(results)
                 if h["id"] != article.id]
 
+    def copy_numbers(self, article: Article | Listed, docnum: int) -> list[int]:
+        """The document numbers of the other articles ``copies`` lists, in document number
+        order, without a search: a site update tells from their listings whether an
+        article page's copies changed."""
+        if not article.cluster:
+            return []
+        return [d for d in self._tables.copy_members().get(article.cluster, ()) if d != docnum]
+
     def day_table(self) -> list[date | None]:
         """Each document number's day (None when undated or deleted): a timeline counts
         every match's period from it."""

@@ -570,6 +570,51 @@ def test_an_edit_no_list_shows_renders_no_list_page_nor_feed(
     assert_same_pages(out, tmp_path / "fresh")
 
 
+def test_copies_are_keyed_in_the_order_a_search_lists_them_and_a_new_copy_renders_the_others(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An article page's copies of its story are told apart by the copies' listings in
+    document number order, without a search (``Archive.copy_numbers``): that is the order
+    ``Archive.copies`` lists them in, before and after an edit moves a copy to a new
+    number; a new copy, or a copy's new headline, renders the pages of the others again,
+    and the site stays a fresh build's."""
+    from archive.search import Archive
+    rendered = rendered_pages(monkeypatch, "article.html")
+    wire = ("Port strike ends\n\nDock workers at the northern port returned to work on "
+            "March 4, 2015 after a strike over pay that lasted nine days and stopped grain "
+            "shipments, union leaders said.\n\n{}")
+    index = index_folder(tmp_path, {**ARTICLES, **{f"copy{n}.txt": wire.format(source)
+                                                   for n, source in enumerate(["AP", "AFP"])}})
+
+    def check_order() -> None:
+        with Archive(index) as archive:
+            listings = archive.listings()
+            for docnum, listed in listings.items():
+                numbers = archive.copy_numbers(listed, docnum)
+                assert [h.id for h in archive.copies(listed)] == \
+                    [listings[d].id for d in numbers]
+            assert sum(1 for d, l in listings.items() if archive.copy_numbers(l, d)) >= 2
+
+    check_order()
+    config = SiteConfig(page_size=2)
+    out = tmp_path / "site"
+    build_site(index, out, config, procs=1)
+    rendered.clear()
+    index_folder(tmp_path, {"copy2.txt": wire.format("Reuters")})
+    build_site(index, out, config, procs=1)
+    assert sum("port-strike-ends" in p for p in rendered) == 3
+    check_order()
+    rendered.clear()
+    index_folder(tmp_path, {"copy0.txt": wire.format("AP").replace(
+        "Port strike ends", "Port strike is over")})
+    build_site(index, out, config, procs=1)
+    check_order()
+    assert sum("port-strike-ends" in p for p in rendered) == 2
+    page = next(p for p in rendered if "port-strike-ends" in p)
+    assert "Port strike is over" in (out / page).read_text("utf-8")
+    build_site(index, tmp_path / "fresh", config, procs=1)
+    assert_same_pages(out, tmp_path / "fresh")
+
+
 def test_a_site_update_reads_the_records_of_new_documents_only(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every live article's ``Listed`` record is read from its stored fields once; a later

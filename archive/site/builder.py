@@ -145,12 +145,13 @@ class _Written:
 
 
 def _content_key(theme: str, path: str, digest: str, related: list[str],
-                 copies: list[Any]) -> str:
+                 copies: list[str]) -> str:
     """Everything an article page is rendered from: the theme, its address, the article
     (the digest of its stored fields, ``Listed.digest``), the related articles it lists
-    (each as a list shows it: ``Listed.shown``, which names its id too) and every field of
-    its copies (records whose ``repr`` names every field, as a dataclass's does: cheaper
-    than copying them into dicts). So a kept page loads no article."""
+    and the other copies of its story, each as a list shows it (``Listed.shown``, which
+    names its id too), the copies in document number order (the order a search for the
+    story lists them in: they score alike). So a kept page loads no article and makes no
+    search."""
     data = "\x00".join([theme, path, digest, repr(related), repr(copies)])
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -276,17 +277,17 @@ class _Site:
         article or the ones it lists."""
         related_ids = self.related_ids(listed.id)
         related = [self.live_by_id[i] for i in related_ids if i in self.live_by_id]
-        copies = self.archive.copies(listed)
         path = self.url_of(listed)
         listings = self.read_listings()
         key = _content_key(self.theme, path, listed.digest,
-                           [listings[d].shown for d in related], copies)
+                           [listings[d].shown for d in related],
+                           [listings[d].shown for d in self.archive.copy_numbers(listed, docnum)])
 
         def render() -> bool:
             article = self.archive.article_at(docnum)
             self.page(path, "article.html", article.title, article=article,
                       related=self.archive.listed_hits(related, 0, len(related)),
-                      copies=copies, facet_url=urls.facet_path)
+                      copies=self.archive.copies(listed), facet_url=urls.facet_path)
             return True
 
         self._render_unless_kept(path, key, render)
