@@ -168,12 +168,23 @@ class Ranked:
 
     numbers: np.ndarray
     scores: np.ndarray
+    #: set when an earlier full list had candidates taken out (edited or gone since): every
+    #: article not among ``numbers`` and not ranked again scores at most this (the score of
+    #: the earlier list's last candidate), so a merge holds only if it reaches past it
+    bound: float | None = None
 
 
-def _kept(limit: int) -> int:
+def candidates_kept(limit: int) -> int:
     """How many candidates a ``Ranked`` holds: as many as the Whoosh path asked for before
     leaving out copies, and one more."""
     return limit + 6
+
+
+def _holds(found: Ranked, bound: float, count: int) -> bool:
+    """Whether a merge into a list with candidates taken out (``Ranked.bound``) is what a
+    fresh pass gives: it is full, and no article it could not see outranks the ones it
+    shows (strictly above the bound) nor its last, the best left out."""
+    return len(found.scores) == count and found.scores[-2] > bound and found.scores[-1] >= bound
 
 
 @dataclass
@@ -242,7 +253,7 @@ def related_lists(ranked: Mapping[int, Ranked], clusters: list[str],
     out = {}
     for docnum, found in ranked.items():
         cluster = clusters[docnum]
-        out[docnum] = [int(c) for c in found.numbers[:_kept(limit) - 1]
+        out[docnum] = [int(c) for c in found.numbers[:candidates_kept(limit) - 1]
                        if not cluster or clusters[c] != cluster][:limit]
     return out
 
@@ -254,20 +265,22 @@ def ranked_table(searcher: Any, articles: Iterable[int], limit: int, columns: An
     """Each article's ``Ranked`` candidates (see ``related_table``).
 
     With ``previous`` (an earlier build's ``Ranked`` of articles whose content is unchanged
-    since, by their current document numbers, weighed by the same statistics, none of whose
-    candidates has changed or gone since) and ``changed`` (the document numbers of every
-    article new or changed since): those articles are ranked by merging the changed ones
-    into their earlier best, and only the others are ranked against every article. A merge
-    is exact where the earlier best was cut between two different scores; where a tie
-    straddles the cut, the article is ranked afresh.
+    since, by their current document numbers, weighed by the same statistics, candidates
+    changed or gone since taken out, with their ``bound``) and ``changed`` (the document
+    numbers of every article new or changed since): those articles are ranked by merging
+    the changed ones into their earlier best, and only the others are ranked against every
+    article. A merge is exact where the earlier best was cut between two different scores;
+    where a tie straddles the cut, or a list that had candidates taken out does not reach
+    past its bound, the article is ranked afresh.
     """
     wanted = np.array(sorted(set(articles)), dtype=np.int64)
     reader = searcher.reader()
     if not len(wanted) or not reader.doc_count_all():
         return {int(d): Ranked(np.zeros(0, np.int64), np.zeros(0)) for d in wanted}
-    count = _kept(limit)
+    count = candidates_kept(limit)
     previous = {d: found for d, found in (previous or {}).items()
-                if len(found.scores) < count or found.scores[-2] != found.scores[-1]}
+                if found.bound is not None or len(found.scores) < count
+                or found.scores[-2] != found.scores[-1]}
     run = _prepare(searcher, columns, stats)
     keys = _key_terms(run.postings, run.weights, run.doc_count, wanted)
     merged = wanted[np.isin(wanted, np.fromiter(previous, dtype=np.int64, count=len(previous)))]
@@ -283,6 +296,13 @@ def ranked_table(searcher: Any, articles: Iterable[int], limit: int, columns: An
                               np.unique(keys[merged].indices), run.doc_count, run.lengths,
                               among=new)
         ranked.update(_rank(keys, merged, scores, count, previous))
+        unsure = np.array([d for d in merged if previous[int(d)].bound is not None
+                           and not _holds(ranked[int(d)], previous[int(d)].bound, count)],
+                          dtype=np.int64)
+        if len(unsure):
+            scores = _term_scores(run.postings, run.weights, searcher,
+                                  np.unique(keys[unsure].indices), run.doc_count, run.lengths)
+            ranked.update(_rank(keys, unsure, scores, count))
     return ranked
 
 

@@ -144,9 +144,9 @@ def test_the_index_keeps_its_statistics_until_the_collection_has_moved(
 def test_merging_new_articles_into_a_builds_candidates_ranks_as_a_fresh_pass(
         tmp_path: Path, corpora_dir: Path) -> None:
     """A site build keeps every article's ranked candidates (``site.related_cache``); after
-    articles are added and edited, the next ranks only the changed articles and those whose
-    candidates changed, merging the rest: every list, candidate and score is what ranking
-    every article afresh gives."""
+    articles are added and edited, the next ranks only the changed articles (and those an
+    edited candidate left short), merging the rest: every list, candidate and score is what
+    ranking every article afresh gives."""
     files, business, folder = three_hundred_business_stories(tmp_path, corpora_dir)
     with Archive(folder) as archive:
         listings = archive.listings()
@@ -156,9 +156,12 @@ def test_merging_new_articles_into_a_builds_candidates_ranks_as_a_fresh_pass(
         cache = json.loads(json.dumps(related_cache.remember(key, basis, listings, lists, ranked)))
     for path in sorted((corpora_dir / "bbc" / "tech").glob("*.txt"))[:20]:
         shutil.copy(path, files / ("tech-" + path.name))
-    for path in business[:300:30]:   # ten edited: every list naming one is ranked afresh
-        (files / path.name).write_text(path.read_text("latin-1") + "\nThis story was updated.\n",
-                                       "utf-8")
+    tech = sorted((corpora_dir / "bbc" / "tech").glob("*.txt"))[100:]
+    for n, path in enumerate(business[:300:30]):   # ten edited: taken out of the lists naming
+        text = path.read_text("latin-1")           # them, five of them rewritten whole so
+        if n % 2:                                  # they leave those lists
+            text = text.split("\n", 1)[0] + "\n" + tech[n].read_text("latin-1").split("\n", 1)[1]
+        (files / path.name).write_text(text + "\nThis story was updated.\n", "utf-8")
     index([files], folder)
     with Archive(folder) as archive:
         listings = archive.listings()
@@ -167,7 +170,9 @@ def test_merging_new_articles_into_a_builds_candidates_ranks_as_a_fresh_pass(
         assert archive.related_statistics().fingerprint == basis[2] and key != cache["collection"]
         earlier = related_cache.earlier(cache, key, basis, listings)
         assert earlier.lists is None and len(earlier.changed) == 30
-        assert len(listings) // 2 < len(earlier.previous) < len(listings) - 30
+        # every unchanged article's candidates, those naming an edited one with a bound
+        bounded = [n for n, found in earlier.previous.items() if found.bound is not None]
+        assert len(earlier.previous) == len(listings) - 30 and len(bounded) > 10
         merged_lists, merged = archive.related_ranked(numbers, 5, earlier.previous, earlier.changed)
         fresh_lists, fresh = archive.related_ranked(numbers, 5)
     assert merged_lists == fresh_lists

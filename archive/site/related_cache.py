@@ -4,7 +4,8 @@ The lists are weighed by the index's statistics snapshot (``store.statistics``),
 it stays, an article's candidates keep their scores until the article or a candidate
 changes. The cache keeps each article's ranked candidates (``related.Ranked``) with the
 digest of every article's stored fields; the next build hands the candidates of articles
-unchanged since, whose candidates are unchanged too, to ``Archive.related_ranked`` with the
+unchanged since (the candidates changed or gone since taken out, with a bound on what they
+may have left room for: ``related.Ranked.bound``) to ``Archive.related_ranked`` with the
 articles new or changed since, which merges those in. With the same collection (the same
 articles, contents and document numbers) the lists themselves are reused.
 
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from archive.related import Ranked
+from archive.related import Ranked, candidates_kept
 from archive.search import Listed
 
 RELATED_CACHE = ".archive-related.json"
@@ -84,11 +85,19 @@ def earlier(cache: dict[str, Any], key: str, basis: list[Any],
     candidates = number_of[positions] if len(positions) else np.zeros(0, np.int64)
     ends = np.cumsum(counts)
     previous = {}
+    full = candidates_kept(basis[1])
     for row, number in enumerate(number_of):
+        if number < 0:
+            continue
         start = ends[row] - counts[row]
-        found = candidates[start:ends[row]]
-        if number >= 0 and not (found < 0).any():
-            previous[int(number)] = Ranked(found, scores[start:ends[row]])
+        found, found_scores = candidates[start:ends[row]], scores[start:ends[row]]
+        still = found >= 0
+        if still.all():
+            previous[int(number)] = Ranked(found, found_scores)
+        else:   # the changed ones are ranked again; what they leave needs a bound
+            previous[int(number)] = Ranked(found[still], found_scores[still],
+                                           float(found_scores[-1]) if counts[row] == full
+                                           else None)
     return Earlier(previous=previous,
                    changed=sorted(n for n in listings if n not in unchanged))
 
