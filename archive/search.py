@@ -618,8 +618,8 @@ class Archive:
                        ) -> tuple[dict[str, list[str]], dict[int, related.Ranked]]:
         """``related_by_number``'s lists, and each article's ranked candidates for a later
         call to merge into: given ``previous`` (an earlier call's candidates of articles
-        unchanged since, by their current document numbers, candidates changed or gone
-        since taken out) and ``changed`` (the numbers of the articles new or changed since), only
+        unchanged since, by their current document numbers, candidates changed or gone since
+        taken out) and ``changed`` (the numbers of the articles new or changed since), only
         the other articles are ranked against every article (``related.ranked_table``).
         The lists are the same. Without a statistics snapshot every change moves every
         weight, so ``previous`` is not used."""
