@@ -8,7 +8,6 @@ pass and kept.
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import date
 from typing import Any
 
@@ -28,8 +27,7 @@ class Tables:
         self.searcher = searcher
         self._facet_tables: dict[str, dict[int, list[str]]] = {}
         self._clusters: list[str] | None = None
-        self._cluster_sizes: Counter[str] | None = None  # live articles per cluster
-        self._copy_members: dict[str, list[int]] | None = None
+        self._copy_members: dict[str, list[int]] | None = None  # stories held twice or more
         self._displays: dict[tuple[str, str], str] = {}
         self._sorted: dict[str, tuple[Any, list[int], dict[int, int]]] = {}  # browse's orders
         self._id_table: dict[str, int] | None = None
@@ -82,13 +80,7 @@ class Tables:
 
     def cluster_size(self, cluster: str) -> int:
         """How many live articles hold this wire story (1 for a story held once)."""
-        if self._cluster_sizes is None:
-            reader = self.searcher.reader()
-            deletions = reader.has_deletions()
-            self._cluster_sizes = Counter(
-                cluster for docnum, cluster in enumerate(self.clusters())
-                if not deletions or not reader.is_deleted(docnum))
-        return self._cluster_sizes.get(cluster, 1)
+        return len(self.copy_members().get(cluster, ())) or 1
 
     def copy_members(self) -> dict[str, list[int]]:
         """Every wire story held more than once: its live articles' document numbers, in
