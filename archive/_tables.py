@@ -8,12 +8,13 @@ pass and kept.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, time
 from typing import Any
 
 from whoosh import query as wq, sorting
 
 from archive import store
+from archive.query import Filters
 
 #: single id lookups before the whole id table is read instead
 ID_LOOKUPS_BEFORE_TABLE = 256
@@ -34,6 +35,7 @@ class Tables:
         self._id_lookups = 0
         self._doc_keys: dict[int, str] = {}  # docnum -> external_id or id, for rank()
         self._days: list[date | None] | None = None
+        self._matched: tuple[Filters, list[int]] | None = None
 
     def docnum_of(self, article_id: str) -> int | None:
         """The live document holding ``article_id``.
@@ -50,7 +52,7 @@ class Tables:
             for leaf, offset in self.searcher.reader().leaf_readers():
                 if "id" not in leaf.schema:
                     continue
-                for word, _info, numbers, _weights in store.field_postings(leaf, "id"):
+                for word, numbers in store.key_postings(leaf, "id"):
                     live = [int(n) for n in numbers if not leaf.is_deleted(int(n))]
                     if live:
                         table.setdefault(word.decode("utf-8"), offset + live[0])
@@ -75,6 +77,26 @@ class Tables:
             order = [docnum for _, docnum in results.top_n]
             self._sorted[sort] = (results, order, {d: p for p, d in enumerate(order)})
         return self._sorted[sort]
+
+    def matching(self, filters: Filters) -> list[int]:
+        """The live documents ``filters`` keeps, in document number order.
+
+        The last answer is kept: a site asks for a list and then its feed. A filter of whole
+        days and nothing else (a month's list) is answered from the day table: a date range
+        search walks every date term in the range, one per distinct instant."""
+        if self._matched is not None and self._matched[0] == filters:
+            return self._matched[1]
+        days = _whole_days(filters)
+        if days is not None:
+            first, last = days
+            found = [docnum for docnum, day in enumerate(self.days())
+                     if day is not None and first <= day <= last]
+        else:
+            query = filters.query()
+            found = sorted(self.searcher.docs_for_query(query)) if query is not None else \
+                list(self.searcher.reader().all_doc_ids())
+        self._matched = (filters, found)
+        return found
 
     # -- wire-copy clusters ------------------------------------------------------------------
 
@@ -150,3 +172,18 @@ class Tables:
                     self._displays[(name, key)] = value
                     break
         return self._displays[(name, key)]
+
+
+#: the last instant of a day, as a range ending on that day's end holds it (microseconds)
+_DAY_END = time(23, 59, 59, 999999)
+
+
+def _whole_days(filters: Filters) -> tuple[date, date] | None:
+    """(first, last day) when ``filters`` is a date range from one day's start to another's
+    end and nothing else, else None."""
+    since, until = filters.since, filters.until
+    if since is None or until is None or filters != Filters(since=since, until=until) or \
+            since.tzinfo is not None or until.tzinfo is not None or \
+            since.time() != time(0) or until.time() != _DAY_END:
+        return None
+    return since.date(), until.date()

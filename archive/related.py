@@ -134,6 +134,40 @@ def _key_terms(postings: _Postings, weights: _Weights, doc_count: int,
                              shape=(doc_count, len(postings.words)))
 
 
+@dataclass
+class KeyTerms:
+    """Articles' key terms and their weights (``_key_terms``), one row per key term, an
+    article's rows together (``of`` makes them in document number order). They depend on
+    the article and the statistics snapshot only, so a later build takes an unchanged
+    article's as they are (by its new document number) instead of picking them again."""
+
+    docs: np.ndarray      # the article's document number
+    terms: np.ndarray     # the word's place in ``words``
+    weights: np.ndarray
+    words: list[bytes]
+
+    @staticmethod
+    def of(keys: sparse.csr_matrix, words: list[bytes]) -> KeyTerms:
+        """The rows of ``_key_terms``'s matrix (columns numbered as ``words``)."""
+        docs = np.repeat(np.arange(keys.shape[0], dtype=np.int64), np.diff(keys.indptr))
+        return KeyTerms(docs, keys.indices.astype(np.int64), keys.data.astype(np.float64),
+                        words)
+
+    def matrix(self, words: list[bytes], doc_count: int) -> tuple[sparse.csr_matrix,
+                                                                   np.ndarray]:
+        """These key terms as ``_key_terms`` gives them for a pass whose terms are
+        ``words``, and the articles they are for (one with a word not among ``words`` is
+        left out, to be picked again)."""
+        term_of = {word: number for number, word in enumerate(words)}
+        mapped = np.array([term_of.get(word, -1) for word in self.words],
+                          dtype=np.int64)[self.terms]
+        inside = (self.docs >= 0) & (self.docs < doc_count)
+        keep = ~np.isin(self.docs, self.docs[(mapped < 0) | ~inside])
+        keys = sparse.csr_matrix((self.weights[keep], (self.docs[keep], mapped[keep])),
+                                 shape=(doc_count, len(words)))
+        return keys, np.unique(self.docs[keep])
+
+
 def _term_scores(postings: _Postings, weights: _Weights, searcher: Any, needed: np.ndarray,
                  doc_count: int, lengths: np.ndarray,
                  among: np.ndarray | None = None) -> sparse.csr_matrix:
@@ -148,8 +182,9 @@ def _term_scores(postings: _Postings, weights: _Weights, searcher: Any, needed: 
     scores = np.zeros(len(docs))
     starts = np.searchsorted(terms, needed, side="left")   # postings are in term order
     ends = np.searchsorted(terms, needed, side="right")
+    held = ends > starts   # (of a few articles, most needed terms have no posting)
     functions: dict[int, Any] = {}  # one per document frequency: many terms share one
-    for term, lo, hi in zip(needed, starts, ends):
+    for term, lo, hi in zip(needed[held], starts[held], ends[held]):
         df = int(weights.doc_frequency[term])
         if df not in functions:
             functions[df] = weighting.score_function(searcher, FIELD, df,
@@ -225,6 +260,20 @@ def _best(candidates: np.ndarray, values: np.ndarray, count: int) -> Ranked:
     return Ranked(candidates[best].astype(np.int64), values[best])
 
 
+def _unmoved(product: sparse.csr_matrix, earlier: list[Ranked], count: int) -> np.ndarray:
+    """Per row of ``product`` (new candidates' scores), whether merging them into the row's
+    full earlier list leaves it as it was: each scores below its last (one tying with the
+    last could still displace it, by document number)."""
+    tops = np.full(len(earlier), -np.inf)
+    starts = product.indptr[:-1]
+    held = np.diff(product.indptr) > 0
+    if held.any():
+        tops[held] = np.maximum.reduceat(product.data, starts[held])
+    lasts = np.array([found.scores[-1] if len(found.scores) == count else -np.inf
+                      for found in earlier], dtype=np.float64)
+    return tops < lasts
+
+
 def _rank(keys: sparse.csr_matrix, rows: np.ndarray, scores: sparse.csr_matrix, count: int,
           previous: Mapping[int, Ranked] | None = None) -> dict[int, Ranked]:
     """Each row's ``count`` best candidates among the columns of ``scores``; with
@@ -233,7 +282,13 @@ def _rank(keys: sparse.csr_matrix, rows: np.ndarray, scores: sparse.csr_matrix, 
     for start in range(0, len(rows), BATCH):
         batch = rows[start:start + BATCH]
         product = (keys[batch] @ scores).tocsr()
+        unmoved = _unmoved(product, [previous[int(d)] for d in batch], count) \
+            if previous is not None else np.zeros(len(batch), dtype=bool)
         for row, docnum in enumerate(batch):
+            if unmoved[row]:
+                earlier = previous[int(docnum)]
+                out[int(docnum)] = Ranked(earlier.numbers, earlier.scores)
+                continue
             lo, hi = product.indptr[row], product.indptr[row + 1]
             candidates, values = product.indices[lo:hi], product.data[lo:hi]
             others = candidates != docnum
@@ -261,8 +316,11 @@ def related_lists(ranked: Mapping[int, Ranked], clusters: list[str],
 def ranked_table(searcher: Any, articles: Iterable[int], limit: int, columns: Any = None,
                  stats: CollectionStats | None = None,
                  previous: Mapping[int, Ranked] | None = None,
-                 changed: Iterable[int] = ()) -> dict[int, Ranked]:
-    """Each article's ``Ranked`` candidates (see ``related_table``).
+                 changed: Iterable[int] = (), known: KeyTerms | None = None
+                 ) -> tuple[dict[int, Ranked], KeyTerms]:
+    """Each article's ``Ranked`` candidates (see ``related_table``), and every article's key
+    terms (those of ``known``, an earlier call's of articles unchanged since by their
+    current document numbers, taken as they are; the others picked).
 
     With ``previous`` (an earlier build's ``Ranked`` of articles whose content is unchanged
     since, by their current document numbers, weighed by the same statistics, candidates
@@ -276,13 +334,18 @@ def ranked_table(searcher: Any, articles: Iterable[int], limit: int, columns: An
     wanted = np.array(sorted(set(articles)), dtype=np.int64)
     reader = searcher.reader()
     if not len(wanted) or not reader.doc_count_all():
-        return {int(d): Ranked(np.zeros(0, np.int64), np.zeros(0)) for d in wanted}
+        return {int(d): Ranked(np.zeros(0, np.int64), np.zeros(0)) for d in wanted}, \
+            KeyTerms.of(sparse.csr_matrix((0, 0)), [])
     count = candidates_kept(limit)
     previous = {d: found for d, found in (previous or {}).items()
                 if found.bound is not None or len(found.scores) < count
                 or found.scores[-2] != found.scores[-1]}
     run = _prepare(searcher, columns, stats)
-    keys = _key_terms(run.postings, run.weights, run.doc_count, wanted)
+    keys, picked = known.matrix(run.postings.words, run.doc_count) if known is not None \
+        else (None, np.zeros(0, dtype=np.int64))
+    picked_now = _key_terms(run.postings, run.weights, run.doc_count,
+                            wanted[~np.isin(wanted, picked)])
+    keys = picked_now if keys is None else keys + picked_now
     merged = wanted[np.isin(wanted, np.fromiter(previous, dtype=np.int64, count=len(previous)))]
     afresh = wanted[~np.isin(wanted, merged)]
     ranked: dict[int, Ranked] = {}
@@ -303,7 +366,7 @@ def ranked_table(searcher: Any, articles: Iterable[int], limit: int, columns: An
             scores = _term_scores(run.postings, run.weights, searcher,
                                   np.unique(keys[unsure].indices), run.doc_count, run.lengths)
             ranked.update(_rank(keys, unsure, scores, count))
-    return ranked
+    return ranked, KeyTerms.of(keys, run.postings.words)
 
 
 def related_table(searcher: Any, articles: Iterable[int], limit: int,
@@ -314,5 +377,5 @@ def related_table(searcher: Any, articles: Iterable[int], limit: int,
     (the index's ``archive.columns.ColumnIndex``) the postings and lengths are read from
     its sidecars; the lists are the same. ``stats``: the statistics to weigh by (the
     index's snapshot); without, the index's own."""
-    return related_lists(ranked_table(searcher, articles, limit, columns, stats),
+    return related_lists(ranked_table(searcher, articles, limit, columns, stats)[0],
                          clusters, limit)

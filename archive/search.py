@@ -509,10 +509,9 @@ class Archive:
         """The document numbers ``browse`` lists, in its order (a caller that shows only
         some of its pages, such as a site update, loads only those pages' hits)."""
         _results, order, position = self._tables.sorted_all(sort)
-        filter_query = (filters or Filters()).query()
-        if filter_query is None:
+        if filters is None or filters.query() is None:
             return order
-        matched = self.searcher.docs_for_query(filter_query)
+        matched = self._tables.matching(filters)
         return [order[p] for p in sorted(position[d] for d in matched if d in position)]
 
     def listed_hits(self, docnums: list[int], start: int, count: int,
@@ -614,18 +613,22 @@ class Archive:
 
     def related_ranked(self, numbers: Mapping[int, str], limit: int = 5,
                        previous: Mapping[int, related.Ranked] | None = None,
-                       changed: Iterable[int] = ()
-                       ) -> tuple[dict[str, list[str]], dict[int, related.Ranked]]:
-        """``related_by_number``'s lists, and each article's ranked candidates for a later
-        call to merge into: given ``previous`` (an earlier call's candidates of articles
-        unchanged since, by their current document numbers, candidates changed or gone since
-        taken out) and ``changed`` (the numbers of the articles new or changed since), only
-        the other articles are ranked against every article (``related.ranked_table``).
-        The lists are the same. Without a statistics snapshot every change moves every
-        weight, so ``previous`` is not used."""
+                       changed: Iterable[int] = (), known: related.KeyTerms | None = None
+                       ) -> tuple[dict[str, list[str]], dict[int, related.Ranked],
+                                  related.KeyTerms]:
+        """``related_by_number``'s lists, and each article's ranked candidates and key terms
+        for a later call to merge into and take: given ``previous`` (an earlier call's
+        candidates of articles unchanged since, by their current document numbers,
+        candidates changed or gone since taken out), ``changed`` (the numbers of the
+        articles new or changed since) and ``known`` (the earlier call's key terms of the
+        unchanged articles), only the other articles are ranked against every article
+        (``related.ranked_table``). The lists are the same. Without a statistics snapshot
+        every change moves every weight, so neither is used."""
         stats = self.related_statistics()
-        ranked = related.ranked_table(self.searcher, numbers, limit, self.column_index(), stats,
-                                      previous if stats is not None else None, changed)
+        ranked, keys = related.ranked_table(
+            self.searcher, numbers, limit, self.column_index(), stats,
+            previous if stats is not None else None, changed,
+            known if stats is not None else None)
         table = related.related_lists(ranked, self._tables.clusters(), limit)
         ids: dict[int, str] = dict(numbers)
 
@@ -634,7 +637,8 @@ class Archive:
                 ids[docnum] = self.searcher.stored_fields(docnum)["id"]
             return ids[docnum]
 
-        return {numbers[d]: [id_of(r) for r in found] for d, found in table.items()}, ranked
+        return {numbers[d]: [id_of(r) for r in found] for d, found in table.items()}, ranked, \
+            keys
 
     def related_statistics(self) -> statistics.CollectionStats | None:
         """The collection statistics ``related_lists`` weighs by: the index's snapshot

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -145,15 +146,17 @@ def test_merging_new_articles_into_a_builds_candidates_ranks_as_a_fresh_pass(
         tmp_path: Path, corpora_dir: Path) -> None:
     """A site build keeps every article's ranked candidates (``site.related_cache``); after
     articles are added and edited, the next ranks only the changed articles (and those an
-    edited candidate left short), merging the rest: every list, candidate and score is what
-    ranking every article afresh gives."""
+    edited candidate left short), merging the rest and taking the unchanged articles' key
+    terms as they were: every list, candidate, score and key term is what ranking every
+    article afresh gives."""
     files, business, folder = three_hundred_business_stories(tmp_path, corpora_dir)
     with Archive(folder) as archive:
         listings = archive.listings()
-        lists, ranked = archive.related_ranked({n: x.id for n, x in listings.items()})
+        lists, ranked, keys = archive.related_ranked({n: x.id for n, x in listings.items()})
         basis = [related_cache.FORMAT, 5, archive.related_statistics().fingerprint]
         key = related_cache.collection_key(5, basis[2], listings)
-        cache = json.loads(json.dumps(related_cache.remember(key, basis, listings, lists, ranked)))
+        cache = json.loads(json.dumps(related_cache.remember(key, basis, listings, lists, ranked,
+                                                            keys)))
     for path in sorted((corpora_dir / "bbc" / "tech").glob("*.txt"))[:20]:
         shutil.copy(path, files / ("tech-" + path.name))
     tech = sorted((corpora_dir / "bbc" / "tech").glob("*.txt"))[100:]
@@ -173,13 +176,20 @@ def test_merging_new_articles_into_a_builds_candidates_ranks_as_a_fresh_pass(
         # every unchanged article's candidates, those naming an edited one with a bound
         bounded = [n for n, found in earlier.previous.items() if found.bound is not None]
         assert len(earlier.previous) == len(listings) - 30 and len(bounded) > 10
-        merged_lists, merged = archive.related_ranked(numbers, 5, earlier.previous, earlier.changed)
-        fresh_lists, fresh = archive.related_ranked(numbers, 5)
+        assert earlier.keys is not None and len(set(earlier.keys.docs)) > len(listings) // 2
+        merged_lists, merged, merged_keys = archive.related_ranked(
+            numbers, 5, earlier.previous, earlier.changed, earlier.keys)
+        fresh_lists, fresh, fresh_keys = archive.related_ranked(numbers, 5)
     assert merged_lists == fresh_lists
     assert sum(1 for i in fresh_lists if fresh_lists[i]) > len(numbers) // 2
     for number, found in fresh.items():
         assert merged[number].numbers[:10].tolist() == found.numbers[:10].tolist(), number
         assert merged[number].scores.tolist() == found.scores.tolist(), number
+    # the unchanged articles' key terms, taken from the cache, are the ones picked afresh
+    assert [merged_keys.words[t] for t in merged_keys.terms] == \
+        [fresh_keys.words[t] for t in fresh_keys.terms]
+    assert merged_keys.docs.tolist() == fresh_keys.docs.tolist()
+    assert merged_keys.weights.tolist() == fresh_keys.weights.tolist()
 
 
 def reference_pages(archive: Archive, filters: Filters, sort: str, size: int) -> list[list[str]]:
@@ -198,6 +208,12 @@ def test_browse_lists_equal_a_sorted_search_per_filter(reuters_index: Path) -> N
         filters = [Filters(), Filters(undated=True), Filters(year="1987")]
         for name in ("source", "place", "topic"):
             filters += [Filters(**{name: f.key}) for f in everything.facets[name][:6]]
+        # a month as the site lists it (read from the day table), a day's part of one, and
+        # days with a facet (both searched)
+        end = datetime(1987, 3, 31) + (timedelta(days=1) - timedelta(microseconds=1))
+        filters += [Filters(since=datetime(1987, 3, 1), until=end),
+                    Filters(since=datetime(1987, 3, 2, 12), until=end),
+                    Filters(since=datetime(1987, 3, 1), until=end, place="usa")]
         checked = 0
         for f in filters:
             for sort in ("newest", "oldest"):

@@ -279,15 +279,18 @@ class _Site:
         related = [self.live_by_id[i] for i in related_ids if i in self.live_by_id]
         path = self.url_of(listed)
         listings = self.read_listings()
+        copies = self.archive.copy_numbers(listed, docnum)
         key = _content_key(self.theme, path, listed.digest,
                            [listings[d].shown for d in related],
-                           [listings[d].shown for d in self.archive.copy_numbers(listed, docnum)])
+                           [listings[d].shown for d in copies])
 
         def render() -> bool:
             article = self.archive.article_at(docnum)
+            # the copies as ``Archive.copies`` lists them, without its search
             self.page(path, "article.html", article.title, article=article,
                       related=self.archive.listed_hits(related, 0, len(related)),
-                      copies=self.archive.copies(listed), facet_url=urls.facet_path)
+                      copies=self.archive.listed_hits(copies, 0, len(copies)),
+                      facet_url=urls.facet_path)
             return True
 
         self._render_unless_kept(path, key, render)
@@ -353,10 +356,10 @@ class _Site:
         if earlier.lists is not None:
             self.next_related = self.related_cache
             return earlier.lists
-        lists, ranked = self.archive.related_ranked(
+        lists, ranked, keys = self.archive.related_ranked(
             {number: listed.id for number, listed in listings.items()}, self.config.related,
-            earlier.previous, earlier.changed)
-        self.next_related = related_cache.remember(key, basis, listings, lists, ranked)
+            earlier.previous, earlier.changed, earlier.keys)
+        self.next_related = related_cache.remember(key, basis, listings, lists, ranked, keys)
         return lists
 
     # -- browse pages --

@@ -7,7 +7,9 @@ digest of every article's stored fields; the next build hands the candidates of 
 unchanged since (the candidates changed or gone since taken out, with a bound on what they
 may have left room for: ``related.Ranked.bound``) to ``Archive.related_ranked`` with the
 articles new or changed since, which merges those in. With the same collection (the same
-articles, contents and document numbers) the lists themselves are reused.
+articles, contents and document numbers) the lists themselves are reused. Every article's
+key terms are kept too (``related.KeyTerms``): an unchanged article's are taken as they are,
+not picked again.
 
 The candidates are kept as arrays (positions in the id table, scores as the float64 bytes):
 a score must come back exactly as it was computed for a merge to rank as a fresh pass does.
@@ -24,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from archive.related import Ranked, candidates_kept
+from archive.related import KeyTerms, Ranked, candidates_kept
 from archive.search import Listed
 
 RELATED_CACHE = ".archive-related.json"
 #: the layout of the cache (and of the ranking it keeps): another one is not read
-FORMAT = 2
+FORMAT = 3
 #: hex digits of an article's digest kept to tell an unchanged article
 DIGEST = 24
 
@@ -42,6 +44,7 @@ class Earlier:
     lists: dict[str, list[str]] | None = None
     previous: dict[int, Ranked] = field(default_factory=dict)
     changed: list[int] = field(default_factory=list)
+    keys: KeyTerms | None = None   # the unchanged articles' key terms
 
 
 def collection_key(limit: int, fingerprint: str, listings: Mapping[int, Listed]) -> str:
@@ -72,10 +75,16 @@ def earlier(cache: dict[str, Any], key: str, basis: list[Any],
         counts = _array(cache, "counts", np.uint8).astype(np.int64)
         positions = _array(cache, "candidates", np.int32)
         scores = _array(cache, "scores", np.float64)
-        if not (len(ids) == len(digests) == len(counts)) or \
-                int(counts.sum()) != len(positions) or len(positions) != len(scores):
+        key_counts = _array(cache, "key_counts", np.uint8).astype(np.int64)
+        key_terms = _array(cache, "key_terms", np.int32).astype(np.int64)
+        key_weights = _array(cache, "key_weights", np.float64)
+        words = [word.encode("utf-8", "surrogatepass") for word in cache["key_words"]]
+        if not (len(ids) == len(digests) == len(counts) == len(key_counts)) or \
+                int(counts.sum()) != len(positions) or len(positions) != len(scores) or \
+                int(key_counts.sum()) != len(key_terms) or len(key_terms) != len(key_weights) or \
+                len(key_terms) and not 0 <= key_terms.min() <= key_terms.max() < len(words):
             return everything
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, UnicodeError):
         return everything
     now = {listed.id: (number, listed.digest[:DIGEST]) for number, listed in listings.items()}
     # each earlier article's current number, -1 where it went or changed
@@ -98,13 +107,18 @@ def earlier(cache: dict[str, Any], key: str, basis: list[Any],
             previous[int(number)] = Ranked(found[still], found_scores[still],
                                            float(found_scores[-1]) if counts[row] == full
                                            else None)
+    key_docs = np.repeat(number_of, key_counts)
+    kept = key_docs >= 0
     return Earlier(previous=previous,
-                   changed=sorted(n for n in listings if n not in unchanged))
+                   changed=sorted(n for n in listings if n not in unchanged),
+                   keys=KeyTerms(key_docs[kept], key_terms[kept], key_weights[kept], words))
 
 
 def remember(key: str, basis: list[Any], listings: Mapping[int, Listed],
-             lists: dict[str, list[str]], ranked: Mapping[int, Ranked]) -> dict[str, Any]:
-    """The cache a build leaves: its lists, and every article's candidates by id."""
+             lists: dict[str, list[str]], ranked: Mapping[int, Ranked],
+             keys: KeyTerms) -> dict[str, Any]:
+    """The cache a build leaves: its lists, and every article's candidates and key terms by
+    id."""
     # (a row naming an article outside ``ranked`` is left out: the next build ranks it afresh)
     numbers = [n for n in sorted(ranked) if all(int(c) in ranked for c in ranked[n].numbers)]
     position = {number: i for i, number in enumerate(numbers)}
@@ -113,9 +127,20 @@ def remember(key: str, basis: list[Any], listings: Mapping[int, Listed],
                           dtype=np.int32)
     scores = np.concatenate([ranked[n].scores for n in numbers]).astype(np.float64) \
         if numbers else np.zeros(0)
+    # the rows' key terms, in row order (``keys`` holds an article's together, numbers
+    # ascending), their words numbered among those used
+    order = np.array(numbers, dtype=np.int64)
+    held = np.isin(keys.docs, order)
+    key_counts = (np.searchsorted(keys.docs, order, side="right") -
+                  np.searchsorted(keys.docs, order, side="left")).astype(np.uint8)
+    used, key_terms = np.unique(keys.terms[held], return_inverse=True)
     encode = (lambda array: base64.b64encode(array.tobytes()).decode("ascii"))
     return {"collection": key, "basis": basis, "lists": lists,
             "ids": [listings[n].id for n in numbers],
             "digests": [listings[n].digest[:DIGEST] for n in numbers],
             "counts": encode(counts), "candidates": encode(candidates),
-            "scores": encode(scores)}
+            "scores": encode(scores),
+            "key_words": [keys.words[t].decode("utf-8", "surrogatepass") for t in used.tolist()],
+            "key_counts": encode(key_counts),
+            "key_terms": encode(key_terms.astype(np.int32)),
+            "key_weights": encode(keys.weights[held].astype(np.float64))}

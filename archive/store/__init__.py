@@ -21,8 +21,8 @@ from archive.store.durable import (DEFAULT_INDEX, TOC_TEMP_RE, DurableStorage, c
 from archive.store.errors import (IndexBusy, IndexDamaged, IndexMissing, IndexOutdated,
                                   WriterProcessFailed)
 from archive.store.fastwriter import (ArchiveWriter, field_length_bytes, field_postings,
-                                      field_postings_values, length_table, position_arrays,
-                                      segments_reader)
+                                      field_postings_values, key_postings, length_table,
+                                      position_arrays, segments_reader)
 from archive.store.lock import WRITE_LOCK, IndexLock
 from archive.store.manifest import MANIFEST, FileState, read_manifest, write_manifest
 from archive.store.pages import MappedPages
@@ -39,7 +39,7 @@ __all__ = [
     "SplitWriter", "TEXT_FIELDS", "TOC_TEMP_RE", "WRITE_LOCK", "WriterProcessFailed",
     "abandon_writer", "add_articles", "build_schema", "create_index", "default_procs",
     "discard_writer", "exists", "field_length_bytes", "field_postings", "field_postings_values",
-    "from_stored", "index_bytes", "indexed_paths", "iter_articles", "length_table",
+    "from_stored", "index_bytes", "indexed_paths", "iter_articles", "key_postings", "length_table",
     "missing_segment_files", "open_index", "open_writer", "position_arrays", "read_manifest",
     "repeated_ids", "resolve_index",
     "segments_reader", "split_list", "to_document", "toc_generations", "write_manifest"

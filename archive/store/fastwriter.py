@@ -438,6 +438,23 @@ def field_postings(leaf: Any, fieldname: str, start: bytes = b"",
         yield word, info, ids, weights
 
 
+def key_postings(leaf: Any, fieldname: str) -> Iterator[tuple[bytes, Any]]:
+    """Every term of a key field (an article id: each names one document, but for an edited
+    article's deleted copy) in one segment, in word order, with its document numbers as a
+    numpy array, deleted ones included. A term of one posting is answered from its term
+    info, which holds its first document; only the others open their posting list, so a
+    pass over every id reads no posting block."""
+    import numpy as np
+
+    for word, info in leaf.iter_field(fieldname):
+        if info.doc_frequency() == 1 and info.min_id() is not None:
+            yield word, np.array([info.min_id()], dtype=np.int64)
+        else:   # the term's own list, read as ``field_postings`` reads it
+            for _word, _info, ids, _weights, _values in _walk_postings(
+                    leaf, fieldname, word, word + b"\x00", False):
+                yield word, ids
+
+
 def field_postings_values(leaf: Any, fieldname: str
                           ) -> Iterator[tuple[bytes, Any, Any, list[bytes]]]:
     """``field_postings`` with each posting's value bytes too (what a field with positions

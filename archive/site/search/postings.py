@@ -52,7 +52,7 @@ class Numbering:
                 if "id" not in leaf.schema:
                     continue
                 words, docs = [], []
-                for word, _info, ids, _weights in store.field_postings(leaf, "id"):
+                for word, ids in store.key_postings(leaf, "id"):
                     words.append(word)
                     docs.append(ids)
                 if not docs:

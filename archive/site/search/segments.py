@@ -471,6 +471,14 @@ def build_part(source: Any, numbering: Numbering, index: int, part: str, out: Wr
     folder = work / f"seg-{segid}-{part}"
     folder.mkdir(parents=True, exist_ok=True)
     partitions = partitions_for(unit.articles)
+    if partitions == 1:   # a small unit's lists (a day's new segment) are held, not spooled
+        entries = list(_entries(source, members, superseded, numbering, order, head_size,
+                                folder, partitions, part))
+        count, nshards = len(entries), shard_count(sum(entry_bytes(e) for e in entries),
+                                                   shard_bytes, partitions)
+        files = _write(out, prefix, f"s/{segid}/{part[0]}", entries, nshards)
+        return SegmentLists(segid, count, nshards, 0, 0, files) if part == "terms" else \
+            SegmentLists(segid, 0, 0, count, nshards, files)
     spools = [open(folder / f"entries-{p}.pickle", "wb") for p in range(partitions)]
     count, total = 0, 0
     try:   # every entry spooled to its key's partition as it is made
