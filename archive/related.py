@@ -24,18 +24,27 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import sparse
 
 from archive import store
 from archive.store.statistics import CollectionStats
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 FIELD = "body"
 KEY_TERMS = 10
 #: articles whose candidate scores are computed in one sparse product (bounds its memory)
 BATCH = 512
+
+
+def _csr(*args: Any, **kwargs: Any) -> sparse.csr_matrix:
+    """``scipy.sparse.csr_matrix``, SciPy imported on first use: only related lists need
+    it, and its import is a good share of every command's start."""
+    from scipy import sparse
+    return sparse.csr_matrix(*args, **kwargs)
 
 
 @dataclass
@@ -130,7 +139,7 @@ def _key_terms(postings: _Postings, weights: _Weights, doc_count: int,
     docs, terms, weight = docs[order], terms[order], weight[order]
     first = np.searchsorted(docs, docs, side="left")
     top = ((np.arange(len(docs)) - first) < KEY_TERMS) & (weight > 0)
-    return sparse.csr_matrix((weight[top], (docs[top], terms[top])),
+    return _csr((weight[top], (docs[top], terms[top])),
                              shape=(doc_count, len(postings.words)))
 
 
@@ -163,7 +172,7 @@ class KeyTerms:
                           dtype=np.int64)[self.terms]
         inside = (self.docs >= 0) & (self.docs < doc_count)
         keep = ~np.isin(self.docs, self.docs[(mapped < 0) | ~inside])
-        keys = sparse.csr_matrix((self.weights[keep], (self.docs[keep], mapped[keep])),
+        keys = _csr((self.weights[keep], (self.docs[keep], mapped[keep])),
                                  shape=(doc_count, len(words)))
         return keys, np.unique(self.docs[keep])
 
@@ -191,7 +200,7 @@ def _term_scores(postings: _Postings, weights: _Weights, searcher: Any, needed: 
                                                      doc_count=weights.doc_count,
                                                      avg_length=weights.avg_length)
         scores[lo:hi] = functions[df](counts[lo:hi], lengths[docs[lo:hi]])
-    return sparse.csr_matrix((scores, (terms, docs)), shape=(len(postings.words), doc_count))
+    return _csr((scores, (terms, docs)), shape=(len(postings.words), doc_count))
 
 
 @dataclass
@@ -335,7 +344,7 @@ def ranked_table(searcher: Any, articles: Iterable[int], limit: int, columns: An
     reader = searcher.reader()
     if not len(wanted) or not reader.doc_count_all():
         return {int(d): Ranked(np.zeros(0, np.int64), np.zeros(0)) for d in wanted}, \
-            KeyTerms.of(sparse.csr_matrix((0, 0)), [])
+            KeyTerms.of(_csr((0, 0)), [])
     count = candidates_kept(limit)
     previous = {d: found for d, found in (previous or {}).items()
                 if found.bound is not None or len(found.scores) < count

@@ -14,6 +14,7 @@ import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 from whoosh import query as wq, sorting
 
@@ -225,3 +226,34 @@ def test_browse_lists_equal_a_sorted_search_per_filter(reuters_index: Path) -> N
                 assert all(page.total == len(ranks) for page in pages)
                 checked += len(ranks)
         assert checked > 1000
+
+
+def test_the_related_cache_leaves_out_rows_naming_an_article_without_a_row() -> None:
+    """A row whose candidates name an article the build did not rank cannot be merged into
+    later (its candidate has no number to come back as): it is left out, and so is a row
+    naming it in turn; the others come back as they were, less what changed since."""
+    from archive.related import KeyTerms, Ranked
+    from archive.search import Listed
+
+    def listed(number: int, digest: int = 0) -> Listed:
+        return Listed(f"a{number}", "", None, "", "", "", f"{digest or number:024d}", "")
+
+    ranked = {1: Ranked(np.array([99]), np.array([2.0])),        # 99 was not ranked
+              2: Ranked(np.array([1, 3]), np.array([3.0, 1.0])),  # names the row left out
+              3: Ranked(np.array([4]), np.array([0.5])),
+              4: Ranked(np.array([3]), np.array([0.5])),
+              5: Ranked(np.zeros(0, np.int64), np.zeros(0))}
+    keys = KeyTerms(np.array([2, 3, 3, 4]), np.array([2, 0, 1, 1]),
+                    np.array([1.0, 0.5, 1.0, 1.0]), [b"x", b"y", b"z"])
+    basis = [related_cache.FORMAT, 1, "snapshot"]
+    cache = json.loads(json.dumps(related_cache.remember(
+        "k", basis, {n: listed(n) for n in ranked}, {}, ranked, keys)))
+    assert cache["ids"] == ["a3", "a4", "a5"]
+    # article 4 edited since: taken out of 3's candidates, its key terms not kept
+    now = {n: listed(n, 40 if n == 4 else 0) for n in ranked}
+    earlier = related_cache.earlier(cache, "other", basis, now)
+    assert sorted(earlier.previous) == [3, 5] and earlier.changed == [1, 2, 4]
+    assert earlier.previous[3].numbers.tolist() == [] and earlier.previous[3].bound is None
+    assert earlier.keys is not None and earlier.keys.docs.tolist() == [3, 3]
+    assert [earlier.keys.words[t] for t in earlier.keys.terms] == [b"x", b"y"]
+    assert earlier.keys.weights.tolist() == [0.5, 1.0]

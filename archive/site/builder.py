@@ -173,8 +173,6 @@ class _Site:
         self.search_report: dict[str, Any] = {}
         self.sitemap: list[str] = []
         self.built_at = datetime.now(timezone.utc).replace(microsecond=0)
-        self.related_cache: dict[str, Any] = state.read_json(
-            folder.root / related_cache.RELATED_CACHE)
         self.next_related: dict[str, Any] = {}
         self.fresh_related: dict[str, list[str]] | None = None
         self.live_by_id: dict[str, int] = {}  # every live article's number, with fresh_related
@@ -204,6 +202,10 @@ class _Site:
             self.write_search(procs, bundle, everything.total)
             if lists.take():
                 self.write_lists(everything)
+            # a fact about the index, good whatever the rest of the build does; here, since
+            # the pages process is the one with more to do
+            if self.listings is not None and self.listing_keys is not None:
+                listings_cache.remember(self.folder.root, self.listing_keys, self.listings)
             if pages is not None:
                 self.merge(pages.result())
                 if self.progress:
@@ -220,15 +222,13 @@ class _Site:
 
     def write_pages(self, everything: ResultsPage, lists: processes.Token) -> _Written:
         """Every article page, and the lists if this process takes them first; what was
-        written and remembered, for another process's ``merge``. The related lists and the
-        listings are remembered here, by the process that has them (both caches hold facts
-        about the index, good whatever the rest of the build does)."""
+        written and remembered, for another process's ``merge``. The related lists are
+        remembered here, by the process that has them (the cache holds facts about the
+        index, good whatever the rest of the build does)."""
         self.write_articles(everything.total)
         if lists.take():
             self.write_lists(everything)
         state.write_json(self.folder.root / related_cache.RELATED_CACHE, self.next_related)
-        if self.listings is not None and self.listing_keys is not None:
-            listings_cache.remember(self.folder.root, self.listing_keys, self.listings)
         return _Written(self.folder.record(), self.next_pages, self.sitemap)
 
     def write_lists(self, everything: ResultsPage) -> None:
@@ -352,9 +352,11 @@ class _Site:
         stats = self.archive.related_statistics()
         basis = [related_cache.FORMAT, self.config.related, stats.fingerprint if stats else ""]
         key = related_cache.collection_key(self.config.related, basis[2], listings)
-        earlier = related_cache.earlier(self.related_cache, key, basis, listings)
+        # read here, by the process that ranks (the other never needs it)
+        cache = state.read_json(self.folder.root / related_cache.RELATED_CACHE)
+        earlier = related_cache.earlier(cache, key, basis, listings)
         if earlier.lists is not None:
-            self.next_related = self.related_cache
+            self.next_related = cache
             return earlier.lists
         lists, ranked, keys = self.archive.related_ranked(
             {number: listed.id for number, listed in listings.items()}, self.config.related,

@@ -115,6 +115,33 @@ class OutputFolder:
         self.keep_unread(relative, size)
         return True
 
+    def keep_all(self, files: dict[str, int]) -> bool:
+        """``keep`` for many files at once (path -> the size an earlier build wrote): all of
+        them when each is there with its size, else none (False). Files of one folder are
+        looked up from that folder, not each from the root."""
+        by_folder: dict[str, list[tuple[str, int]]] = {}
+        for relative, size in files.items():
+            folder, _, name = relative.rpartition("/")
+            by_folder.setdefault(folder, []).append((name, size))
+        for folder, names in by_folder.items():
+            try:
+                fd = os.open(os.path.join(self.root, folder), os.O_RDONLY | os.O_DIRECTORY)
+            except OSError:
+                return False
+            try:
+                for name, size in names:
+                    if os.stat(name, dir_fd=fd).st_size != size:
+                        return False
+            except OSError:
+                return False
+            finally:
+                os.close(fd)
+        fresh = files.keys() - self.produced
+        self.produced.update(fresh)
+        self.unchanged += len(fresh)
+        self.bytes_total += sum(files[relative] for relative in fresh)
+        return True
+
     def keep_unread(self, relative: str, size: int) -> None:
         """``keep`` for a file the caller has just seen there at ``size``."""
         if relative not in self.produced:

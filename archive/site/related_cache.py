@@ -119,17 +119,27 @@ def remember(key: str, basis: list[Any], listings: Mapping[int, Listed],
              keys: KeyTerms) -> dict[str, Any]:
     """The cache a build leaves: its lists, and every article's candidates and key terms by
     id."""
-    # (a row naming an article outside ``ranked`` is left out: the next build ranks it afresh)
-    numbers = [n for n in sorted(ranked) if all(int(c) in ranked for c in ranked[n].numbers)]
-    position = {number: i for i, number in enumerate(numbers)}
-    counts = np.array([len(ranked[n].numbers) for n in numbers], dtype=np.uint8)
-    candidates = np.array([position[int(c)] for n in numbers for c in ranked[n].numbers],
-                          dtype=np.int32)
-    scores = np.concatenate([ranked[n].scores for n in numbers]).astype(np.float64) \
-        if numbers else np.zeros(0)
+    order = np.array(sorted(ranked), dtype=np.int64)
+    sizes = np.array([len(ranked[n].numbers) for n in order.tolist()], dtype=np.int64)
+    named = np.concatenate([np.zeros(0, np.int64)] + [ranked[n].numbers for n in order.tolist()])
+    found = np.concatenate([np.zeros(0)] + [ranked[n].scores for n in order.tolist()])
+    row_of = np.repeat(np.arange(len(order)), sizes)
+    # a row naming an article without a row is left out (the next build ranks it afresh),
+    # and so, in turn, is a row naming a row left out
+    kept = np.ones(len(order), dtype=bool)
+    while True:
+        lost = kept[row_of] & ~np.isin(named, order[kept])
+        if not lost.any():
+            break
+        kept[row_of[lost]] = False
+    numbers = order[kept].tolist()
+    counts = sizes[kept].astype(np.uint8)
+    inside = kept[row_of]
+    candidates = np.searchsorted(order[kept], named[inside]).astype(np.int32)
+    scores = found[inside].astype(np.float64)
     # the rows' key terms, in row order (``keys`` holds an article's together, numbers
     # ascending), their words numbered among those used
-    order = np.array(numbers, dtype=np.int64)
+    order = order[kept]
     held = np.isin(keys.docs, order)
     key_counts = (np.searchsorted(keys.docs, order, side="right") -
                   np.searchsorted(keys.docs, order, side="left")).astype(np.uint8)

@@ -176,9 +176,7 @@ def kept(out: OutputFolder, prefix: str, prints: list[tuple[str, str]]) -> list[
         if not isinstance(entry, dict) or entry.get("fp") != fingerprint:
             continue
         files = entry.get("files", {})
-        if all(out.size_of(relative) == size for relative, size in files.items()):
-            for relative, size in files.items():
-                out.keep_unread(relative, size)
+        if isinstance(files, dict) and out.keep_all(files):
             found.append(SegmentLists(segid, *entry["lists"], files=0))
     return found
 
@@ -189,24 +187,27 @@ def remember(out: OutputFolder, prefix: str, prints: list[tuple[str, str]],
     (the sizes of a kept segment's files are the ones the last build noted)."""
     by_segid = {found.segid: found for found in lists}
     earlier = _read_cache(out)
+    cache: dict[str, Any] = {}
+    for segid, fingerprint in prints:   # a kept unit's entry stays as it was
+        noted = earlier.get(segid)
+        if isinstance(noted, dict) and noted.get("fp") == fingerprint and \
+                by_segid[segid].files == 0 and isinstance(noted.get("files"), dict):
+            cache[segid] = noted
     lead = f"{prefix}/s/"
-    files: dict[str, list[str]] = {segid: [] for segid, _ in prints}
-    for path in out.produced:
+    files: dict[str, list[str]] = {segid: [] for segid, _ in prints if segid not in cache}
+    for path in out.produced if files else ():
         if path.startswith(lead):
             segid = path[len(lead):].split("/", 1)[0]
             if segid in files:
                 files[segid].append(path)
-    cache: dict[str, Any] = {}
     for segid, fingerprint in prints:
-        found = by_segid[segid]
-        noted = earlier.get(segid)
-        sizes = noted.get("files") if isinstance(noted, dict) and \
-            noted.get("fp") == fingerprint else None
-        if not isinstance(sizes, dict) or set(sizes) != set(files[segid]):
-            sizes = {path: out.size_of(path) for path in files[segid]}
-        cache[segid] = {"fp": fingerprint,
-                        "lists": [found.terms, found.term_shards, found.pairs, found.pair_shards],
-                        "files": {path: sizes[path] for path in sorted(files[segid])}}
+        if segid in files:
+            found = by_segid[segid]
+            cache[segid] = {
+                "fp": fingerprint,
+                "lists": [found.terms, found.term_shards, found.pairs, found.pair_shards],
+                "files": {path: out.size_of(path) for path in sorted(files[segid])}}
+    cache = {segid: cache[segid] for segid, _ in prints}
     tmp = out.root / (SEGMENT_CACHE + ".tmp")
     tmp.write_text(json.dumps(cache), "utf-8")
     tmp.replace(out.root / SEGMENT_CACHE)
