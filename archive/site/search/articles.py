@@ -68,12 +68,6 @@ class Facets:
         ends = self.ends[name]
         return self.values_of[name][ends[number - 1] if number else 0:ends[number]]
 
-    def order(self, name: str) -> list[int]:
-        """Value ids by falling count, then key: the order the filter controls list them."""
-        keys = list(self.values[name])
-        return sorted(range(len(keys)), key=lambda v: (-len(self.postings[name][v]), keys[v]))
-
-
 def build_articles(archive: Archive, numbering: Numbering, out: OutputFolder, prefix: str,
                    facets: Facets) -> list[list[int]]:
     """One pass over the articles in number order: article files, ids, facets; returns the
@@ -217,14 +211,18 @@ def add_day(days: list[list[int]], number: int, day: int | None) -> None:
 def write_facets(facets: Facets, out: OutputFolder, prefix: str,
                  articles: int) -> tuple[dict[str, list[list[Any]]], dict[str, int], int]:
     """Filter posting files (hash buckets, every one written so a lookup never misses a
-    file) and count columns (values renumbered in display order): (listing, buckets, files)."""
+    file) and count columns: (listing, buckets, files).
+
+    A column holds value ids in the order the pass first met them (the listing's order, the
+    browser sorting what it counts): a day's new articles come last, so the columns of the
+    blocks before theirs stay as they were (ids by count would move with every count, and
+    every block with them)."""
     listing: dict[str, list[list[Any]]] = {}
     buckets: dict[str, int] = {}
     files = 0
     for name in FACETS:
-        order = facets.order(name)
-        rank = {vid: i for i, vid in enumerate(order)}
         keys = list(facets.values[name])
+        order = range(len(keys))
         listing[name] = [[keys[v], facets.display[name][v], len(facets.postings[name][v])]
                          for v in order]
         buckets[name] = max(1, len(keys))
@@ -243,7 +241,7 @@ def write_facets(facets: Facets, out: OutputFolder, prefix: str,
             for number in range(block * COLUMN_BLOCK, min(articles, (block + 1) * COLUMN_BLOCK)):
                 ids = facets.article_values(name, number)
                 values.append(len(ids))
-                values.extend(sorted(rank[v] for v in ids))
+                values.extend(sorted(ids))
             cname = f"c/{name}/{block}"
             out.write(f"{prefix}/{cname}.js", script(cname, b64(varints(values))))
             files += 1
