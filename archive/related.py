@@ -139,8 +139,7 @@ def _key_terms(postings: _Postings, weights: _Weights, doc_count: int,
     docs, terms, weight = docs[order], terms[order], weight[order]
     first = np.searchsorted(docs, docs, side="left")
     top = ((np.arange(len(docs)) - first) < KEY_TERMS) & (weight > 0)
-    return _csr((weight[top], (docs[top], terms[top])),
-                             shape=(doc_count, len(postings.words)))
+    return _csr((weight[top], (docs[top], terms[top])), shape=(doc_count, len(postings.words)))
 
 
 @dataclass
@@ -173,7 +172,7 @@ class KeyTerms:
         inside = (self.docs >= 0) & (self.docs < doc_count)
         keep = ~np.isin(self.docs, self.docs[(mapped < 0) | ~inside])
         keys = _csr((self.weights[keep], (self.docs[keep], mapped[keep])),
-                                 shape=(doc_count, len(words)))
+                    shape=(doc_count, len(words)))
         return keys, np.unique(self.docs[keep])
 
 

@@ -472,34 +472,32 @@ def build_part(source: Any, numbering: Numbering, index: int, part: str, out: Wr
     folder = work / f"seg-{segid}-{part}"
     folder.mkdir(parents=True, exist_ok=True)
     partitions = partitions_for(unit.articles)
+    namespace = f"s/{segid}/{part[0]}"
+    made = _entries(source, members, superseded, numbering, order, head_size, folder,
+                    partitions, part)
     if partitions == 1:   # a small unit's lists (a day's new segment) are held, not spooled
-        entries = list(_entries(source, members, superseded, numbering, order, head_size,
-                                folder, partitions, part))
-        count, nshards = len(entries), shard_count(sum(entry_bytes(e) for e in entries),
-                                                   shard_bytes, partitions)
-        files = _write(out, prefix, f"s/{segid}/{part[0]}", entries, nshards)
-        return SegmentLists(segid, count, nshards, 0, 0, files) if part == "terms" else \
-            SegmentLists(segid, 0, 0, count, nshards, files)
-    spools = [open(folder / f"entries-{p}.pickle", "wb") for p in range(partitions)]
-    count, total = 0, 0
-    try:   # every entry spooled to its key's partition as it is made
-        for entry in _entries(source, members, superseded, numbering, order, head_size,
-                              folder, partitions, part):
-            spools[key_hash(entry.key) % partitions].write(
-                pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
-            count += 1
-            total += entry_bytes(entry)
-    finally:
-        for spool in spools:
-            spool.close()
-    # then written a partition at a time: shard s holds keys of partition s mod partitions
-    # only (the count is a multiple)
-    nshards = shard_count(total, shard_bytes, partitions)
-    files = 0
-    for p in range(partitions):
-        files += _write(out, prefix, f"s/{segid}/{part[0]}",
-                        _unpickled(folder / f"entries-{p}.pickle"), nshards,
-                        range(p, nshards, partitions))
+        entries = list(made)
+        count, total = len(entries), sum(entry_bytes(e) for e in entries)
+        nshards = shard_count(total, shard_bytes, partitions)
+        files = _write(out, prefix, namespace, entries, nshards)
+    else:
+        spools = [open(folder / f"entries-{p}.pickle", "wb") for p in range(partitions)]
+        count, total = 0, 0
+        try:   # every entry spooled to its key's partition as it is made
+            for entry in made:
+                spools[key_hash(entry.key) % partitions].write(
+                    pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+                count += 1
+                total += entry_bytes(entry)
+        finally:
+            for spool in spools:
+                spool.close()
+        # then written a partition at a time: shard s holds keys of partition s mod
+        # partitions only (the count is a multiple)
+        nshards = shard_count(total, shard_bytes, partitions)
+        files = sum(_write(out, prefix, namespace, _unpickled(folder / f"entries-{p}.pickle"),
+                           nshards, range(p, nshards, partitions))
+                    for p in range(partitions))
     if part == "terms":
         return SegmentLists(segid, count, nshards, 0, 0, files)
     return SegmentLists(segid, 0, 0, count, nshards, files)
