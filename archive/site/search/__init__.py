@@ -32,7 +32,7 @@ from archive.search import Archive
 from archive.site.files import OutputFolder
 from archive.site.search.bundle import BundleReport, build_bundle
 from archive.site.search.client import ASSET_FOLDER, CHART_SCRIPT, CLIENT_FILES, \
-    CLIENT_PREFIX, CLIENT_SCRIPT, COUNTS_SCRIPT, asset_files, classic_analysis, without_comments
+    CLIENT_PREFIX, CLIENT_SCRIPT, COUNTS_SCRIPT, asset_files, classic_analysis
 from archive.site.search.format import BUNDLE_PREFIX, FACETS, decode_fielded, \
     encode_fielded, parse_script, read_varints, varints
 from archive.site.search.helper import BundleProcessFailed
@@ -42,7 +42,7 @@ __all__ = [
     "COUNTS_SCRIPT", "FACETS", "FORM_TEMPLATE", "BundleProcessFailed",
     "BundleReport", "asset_files", "build", "build_bundle", "classic_analysis",
     "decode_fielded", "encode_fielded", "page_markup", "parse_script", "read_varints",
-    "varints", "without_comments",
+    "varints",
 ]
 
 #: The search form's template: a theme restyles the form by giving its own of this name.

@@ -20,7 +20,7 @@ from typing import Any
 from archive import store
 from archive.site import urls
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 CALLBACK = "__archiveBundle"
 #: Where the site keeps the bundle, relative to its root.
 BUNDLE_PREFIX = "search/bundle"
@@ -29,6 +29,10 @@ FACETS = ("source", "place", "topic")
 COLUMN_BLOCK = 4096
 #: Tail tier k holds head_size * TIER_GROWTH**k postings: few requests for a full list.
 TIER_GROWTH = 4
+#: A list of at least head_size * BLOCK_MIN_HEADS postings is also kept in number blocks of
+#: head_size * BLOCK_HEADS postings each (see ``number_blocks``).
+BLOCK_MIN_HEADS = 64
+BLOCK_HEADS = 1
 PAGE_END = "/index.html"
 
 
@@ -102,12 +106,23 @@ class FieldedEntry:
     count: int
     head: str
     tiers: list[tuple[int, list[list[int]], str]] = field(default_factory=list)
+    #: a long list again, in number order: postings per block, the blocks' first numbers
+    #: (the block index, its own file) and each block's encoded postings
+    block_size: int = 0
+    blocks: list[tuple[int, str]] = field(default_factory=list)
 
     def shard_row(self) -> list[Any]:
         row: list[Any] = [self.key, self.dfs, self.count, self.head]
         if self.tiers:
             row.append([[count, bound] for count, bound, _ in self.tiers])
+        if self.blocks:
+            row.append(self.block_size)
         return row
+
+    def block_index(self) -> str:
+        """The blocks' first numbers, delta varints as a list's (engine.js ``blockIndex``)."""
+        firsts = [first for first, _ in self.blocks]
+        return b64(varints(n - p for n, p in zip(firsts, [-1] + firsts[:-1])))
 
 
 Fielded = tuple[tuple[int, ...], ...]
@@ -184,7 +199,24 @@ def make_fielded_entry(key: str, dfs: list[int], postings: dict[int, Fielded],
     tiers = [(len(chunk), field_bound(chunk, nfields) if word_tf is None else
               [[] for _ in range(nfields)] + [rounded_up(max(word_tf(f) for _, f in chunk))],
               encode_fielded(chunk)) for chunk in chunks[1:]]
-    return FieldedEntry(key, dfs, len(postings), encode_fielded(chunks[0]), tiers)
+    entry = FieldedEntry(key, dfs, len(postings), encode_fielded(chunks[0]), tiers)
+    if len(postings) >= head_size * BLOCK_MIN_HEADS:
+        entry.block_size = head_size * BLOCK_HEADS
+        entry.blocks = number_blocks(sorted(postings.items()), entry.block_size)
+    return entry
+
+
+def number_blocks(postings: list[tuple[int, Fielded]], size: int) -> list[tuple[int, str]]:
+    """A long list cut in number order into blocks of ``size`` postings: (first number,
+    encoded postings) each.
+
+    Tiers are cut by score, so learning whether one given article is in a common word's list
+    (an AND or NOT with a rarer word, whose few articles are the candidates) would mean
+    reading the whole list; block ``j`` holds every posting from its first number up to the
+    next block's, so the browser reads one block per candidate instead, where that is
+    fewer postings than the list's next tier (engine.js ``resolve``)."""
+    return [(postings[i][0], encode_fielded(postings[i:i + size]))
+            for i in range(0, len(postings), size)]
 
 
 def entry_bytes(entry: FieldedEntry) -> int:
@@ -199,6 +231,11 @@ def shard_count(total_bytes: int, shard_bytes: int, multiple: int = 1) -> int:
 
 def tail_name(namespace: str, shard: int, index: int, tier: int) -> str:
     return f"{namespace}/{shard}-{index}-{tier + 1}"
+
+
+def block_name(namespace: str, shard: int, index: int, block: int | None = None) -> str:
+    """A number block's file, or (``block`` None) the list's block index."""
+    return f"{namespace}/{shard}-{index}-b" + ("" if block is None else str(block))
 
 
 def facet_file(facet: str, key: str, buckets: int) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 from archive import store
 from archive.search import Archive
 from archive.site.files import Writes
-from archive.site.search.format import FieldedEntry, script, tail_name
+from archive.site.search.format import FieldedEntry, block_name, script, tail_name
 
 if TYPE_CHECKING:
     from archive.site.search.helper import OwnReader
@@ -99,8 +99,8 @@ class Numbering:
 
 def write_shards(out: Writes, prefix: str, namespace: str,
                  shards: dict[int, list[FieldedEntry]]) -> int:
-    """Write the given shards (empty ones too, so a lookup never misses a file) and their
-    tails; the files written."""
+    """Write the given shards (empty ones too, so a lookup never misses a file), their tails
+    and number blocks; the files written."""
     files = 0
     for shard, entries in shards.items():
         entries = sorted(entries, key=lambda e: e.key)
@@ -112,4 +112,11 @@ def write_shards(out: Writes, prefix: str, namespace: str,
                 tname = tail_name(namespace, shard, index, tier)
                 out.write(f"{prefix}/{tname}.js", script(tname, data))
                 files += 1
+            if entry.blocks:
+                bname = block_name(namespace, shard, index)
+                out.write(f"{prefix}/{bname}.js", script(bname, entry.block_index()))
+                for block, (_, data) in enumerate(entry.blocks):
+                    bname = block_name(namespace, shard, index, block)
+                    out.write(f"{prefix}/{bname}.js", script(bname, data))
+                files += 1 + len(entry.blocks)
     return files

@@ -311,7 +311,7 @@
       case "leaf": {
         const s = node.known.get(n);
         if (s !== undefined) return [YES, s, s];
-        return node.complete ? [NO, 0, 0] : [MAYBE, 0, node.bound];
+        return node.complete || absent(node, n) ? [NO, 0, 0] : [MAYBE, 0, node.bound];
       }
       case "range":
         return n >= node.from && n < node.to ? [YES, 0, 0] : [NO, 0, 0];
@@ -342,6 +342,11 @@
     }
   }
 
+  /** Whether a list's part may hold article n among its unread postings: it has tiers left,
+   * is of n's unit (`h`: where a list showed n) and has not read n's number block. */
+  const unread = (p, n, h) => p.next < p.tiers.length && (h === undefined || h === p.segid) && !(p.got && p.got.has(upperBound(p.firsts, n) - 1));
+  const absent = (leaf, n) => n >= 0 && leaf.parts && !leaf.parts.some((p) => unread(p, n, leaf.home.get(n)));
+
   /** The same for an article no leaf has seen yet (-1 is in no range and no known set). */
   const evalUnseen = (node) => evalNode(node, -1);
 
@@ -359,6 +364,7 @@
     constructor(load) {
       this.load = cached(load);
       this.lists = new Map();
+      this.home = new Map();
       this.meta = null;
     }
 
@@ -390,7 +396,7 @@
         const index = rows.findIndex((r) => r[0] === key);
         return index < 0 ? null : { segid, space, shard, index, row: rows[index] };
       }));
-      const leaf = { op: "leaf", known: new Map(), complete: true, bound: 0, parts: [], from };
+      const leaf = { op: "leaf", known: new Map(), complete: true, bound: 0, parts: [], from, home: this.home };
       const nf = this.meta.avg.length, arity = ns === "t" ? 1 : 2;
       const dfs = new Array(nf * arity).fill(0);
       let count = 0;
@@ -404,7 +410,7 @@
       for (const f of found) {
         if (!f) continue;
         const [, , c, head, tiers = []] = f.row;
-        const part = { ...f, tiers, next: 0 };
+        const part = { ...f, tiers, next: 0, leaf };
         leaf.parts.push(part);
         this.addPostings(leaf, part, head, c - tiers.reduce((a, t) => a + t[0], 0));
       }
@@ -444,7 +450,7 @@
           pos = q;
           fields.push([first, ...rest]);
         }
-        if (!skip.has(numbers[i])) leaf.known.set(numbers[i], fieldedScore(this.meta, leaf, fields));
+        if (!skip.has(numbers[i])) { leaf.known.set(numbers[i], fieldedScore(this.meta, leaf, fields)); this.home.set(numbers[i], part.segid); }
       }
     }
 
@@ -469,14 +475,38 @@
     async more(leaf) {
       let part = null;
       for (const p of leaf.parts) if (p.next < p.tiers.length && (!part || p.bound > part.bound)) part = p;
-      if (!part) return;
+      if (part) await this.tier(part);
+    }
+
+    async tier(part) {
       const t = part.next;
       const data = await this.load(`${part.space}/${part.shard}-${part.index}-${t + 1}`);
       // another caller got there first
       if (part.next !== t) return;
-      this.addPostings(leaf, part, data, part.tiers[t][0]);
+      this.addPostings(part.leaf, part, data, part.tiers[t][0]);
       part.next = t + 1;
-      this.setBound(leaf);
+      this.setBound(part.leaf);
+    }
+
+    /** Settle the articles in the page's way (`waiting`: [n, hi]). Per list part that may hold
+     * them (their unit's: `home`), read the number blocks (row[5]: postings a block;
+     * format.number_blocks) of the best `most` where those are fewer postings than the
+     * part's next tier, else that tier. False: none waits on a list. */
+    async resolve(all, waiting, most) {
+      const want = new Map();
+      for (const [n] of waiting.sort((a, b) => b[1] - a[1])) {
+        for (const l of all) if (!l.known.has(n)) for (const p of l.parts || []) if (unread(p, n, this.home.get(n))) want.has(p) ? want.get(p).push(n) : want.set(p, [n]);
+      }
+      await Promise.all([...want].map(async ([p, ns]) => {
+        const size = p.row[5], name = `${p.space}/${p.shard}-${p.index}-b`;
+        if (!size || Math.min(ns.length, most) * size >= p.tiers[p.next][0]) return this.tier(p);
+        p.firsts ||= undelta(varints(bytesOf(await this.load(name)), Math.ceil(p.row[2] / size))[0]);
+        // (an article before the first block is in none)
+        p.got ||= new Set([-1]);
+        const blocks = new Set(ns.slice(0, most).map((n) => upperBound(p.firsts, n) - 1).filter((j) => j >= 0));
+        await Promise.all([...blocks].map(async (j) => { this.addPostings(p.leaf, p, await this.load(name + j), Math.min(size, p.row[2] - j * size)); p.got.add(j); }));
+      }));
+      return want.size > 0;
     }
 
     async completeLeaf(leaf) {
@@ -552,24 +582,27 @@
       const tree = await this.compile(node);
       const all = leaves(tree).filter((l) => l.op === "leaf");
       const k = page * pageSize;
-      // Negated leaves, date sorts and exhaustive queries (e.g. "NOT x") need whole lists.
+      // Negated leaves, date sorts and exhaustive queries (e.g. "NOT x") need whole lists
+      // (a long negated one is read only where articles wait on it: resolve).
       const whole = complete || sort !== "relevance" || evalNode(mapLeaves(tree), -1)[0] !== NO;
       const negated = [];
       collectNegated(tree, false, negated);
-      await Promise.all((whole ? all : negated).map((l) => this.completeLeaf(l)));
+      await Promise.all((whole ? all : negated.filter((l) => !(l.parts || []).some((p) => p.row[5]))).map((l) => this.completeLeaf(l)));
       for (;;) {
-        const { sure, unsure, hiUnsure } = this.classify(tree, whole);
+        const { sure, pending, unseen } = this.classify(tree, whole);
         const newest = newestFirst(this.meta.dated);
         // Relevance ties (all of a filter-only query) go newest first.
         if (sort === "relevance") sure.sort((a, b) => b[1] - a[1] || newest(a, b));
         else if (sort === "newest") sure.sort(newest);
         else sure.sort((a, b) => a[0] - b[0]);
-        const done = unsure === 0 || (sure.length >= k && sure[k - 1][1] > hiUnsure);
-        if (done) {
+        // Done when no unsure article, seen (pending) or not (unseen), could reach the page.
+        const edge = sure.length >= k ? sure[k - 1][1] : -Infinity;
+        const waiting = pending.filter((u) => u[1] >= edge);
+        if (!(unseen !== null && unseen >= edge) && !waiting.length) {
           // One word alone: its document frequency is the exact total.
           const total = tree.df !== undefined ? tree.df : sure.length;
           const result = {
-            total, exact: unsure === 0 || tree.df !== undefined, page, pageSize,
+            total, exact: (!pending.length && unseen === null) || tree.df !== undefined, page, pageSize,
             pages: Math.max(1, Math.ceil(total / pageSize)),
             hits: sure.slice(k - pageSize, k).map(([n, score]) => ({ n, score })),
             // every list read to its end: the whole match set is known at no further cost
@@ -581,34 +614,35 @@
           else if (complete) result.facets = await this.facetCounts(sure);
           return result;
         }
-        // Fetch the next tier of the list whose unseen postings could score highest.
-        let best = null;
-        for (const l of all) if (!l.complete && (!best || l.bound > best.bound)) best = l;
+        if (await this.resolve(all, waiting, 2 * pageSize)) continue;
+        // Else only unseen articles could reach the page: fetch the next tier of the list
+        // whose unseen postings could score highest (a negated one's last: no score).
+        let best = null, top = -1;
+        for (const l of all) if (!l.complete && l.bound + !negated.includes(l) * 1e9 > top) { best = l; top = l.bound + !negated.includes(l) * 1e9; }
         await this.more(best);
       }
     }
 
-    /** Sure hits (matched, exact score) and the best score any unsure article could reach. */
+    /** Sure hits (matched, exact score), the unsure seen ones ([n, best score]) and the
+     * best score an unseen article could reach (null: none can match). */
     classify(tree, whole) {
-      const sure = [];
-      let unsure = 0, hiUnsure = -Infinity;
+      const sure = [], pending = [];
       const seen = new Set();
       const consider = (n) => {
         const [st, lo, hi] = evalNode(tree, n);
         if (st === YES && lo === hi) sure.push([n, lo]);
-        else if (st !== NO) { unsure++; if (hi > hiUnsure) hiUnsure = hi; }
+        else if (st !== NO) pending.push([n, hi]);
       };
       if (whole) {
         for (let n = 0; n < this.meta.n; n++) consider(n);
-        return { sure, unsure, hiUnsure };
+        return { sure, pending, unseen: null };
       }
       for (const l of leaves(tree)) {
         if (l.op === "range") { for (let n = l.from; n < l.to; n++) if (!seen.has(n)) { seen.add(n); consider(n); } }
         else for (const n of l.known.keys()) if (!seen.has(n)) { seen.add(n); consider(n); }
       }
       const [st, , hi] = evalUnseen(tree);
-      if (st !== NO) { unsure++; if (hi > hiUnsure) hiUnsure = hi; }
-      return { sure, unsure, hiUnsure };
+      return { sure, pending, unseen: st !== NO ? hi : null };
     }
 
     /** An article's record: {t: title, d: date, s: source, pl, u: page folder, b, c}; empty ones left out. */
