@@ -32,6 +32,8 @@ SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
 #: list hits kept for reuse by ``browse`` (bounds its memory on a large archive)
 LISTED_CACHE = 200_000
 LISTED_SNIPPET = 240  # characters of lead a browse list shows
+#: mapped index pages a searching process keeps resident before a search hands them back
+PAGES_LIMIT_MB = 1024
 FACET_FIELDS = ("source", "year", "place", "topic")
 
 
@@ -249,6 +251,7 @@ class Archive:
         if page < 1 or page_size < 1:
             raise QueryError("page and limit must be 1 or more")
         text = query.valid_unicode(text)
+        self._hand_back_pages()
         answer = self._column_results(text, sort, filters)
         if answer is not None:
             try:
@@ -278,6 +281,7 @@ class Archive:
         search's total.
         """
         text = query.valid_unicode(text)
+        self._hand_back_pages()
         answer = self._column_results(text, "relevance", filters)
         if answer is not None:
             found = answer.ranked
@@ -292,6 +296,18 @@ class Archive:
         ranked = results.top_n if all_copies else self._one_per_story(results.top_n)
         return Matches(query=text, docnums=tuple(docnum for _, docnum in ranked),
                        suggestion=suggestion, relaxed=relaxed)
+
+    def _hand_back_pages(self) -> None:
+        """Every query maps more pages of the sidecars and segments into this process, and a
+        mapped page stays resident until it is handed back: a long-lived searcher (``archive
+        serve``, a query process) would grow to the size of the index. Above
+        ``PAGES_LIMIT_MB`` they are handed back (``store.pages``: they stay in the page cache,
+        and a page read again is mapped again)."""
+        if store.file_pages_mb() <= PAGES_LIMIT_MB:
+            return
+        if isinstance(self._columns, columns.ColumnIndex):
+            store.release_mappings(self._columns.mappings())
+        store.release(leaf for leaf, _ in self.searcher.reader().leaf_readers())
 
     def _results(self, text: str, sort: str,
                  filters: Filters | None) -> tuple[Any, str | None, bool]:

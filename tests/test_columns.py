@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from archive import columns
+from archive import columns, store
 from archive.analysis import STOP_WORDS
 from archive.indexer import Indexer
 from archive.query import Filters
@@ -238,6 +238,28 @@ def test_generated_corpus_every_form_agrees_with_whoosh(generated, sort: str) ->
         compare(on_columns, on_whoosh, text, sort, Filters(source="Reuters", undated=False))
         compare(on_columns, on_whoosh, text, sort,
                 Filters(since=datetime(2014, 1, 1), until=datetime(2016, 12, 31)))
+
+
+def test_searches_that_hand_back_mapped_pages_find_the_same(generated, monkeypatch) -> None:  # noqa: ANN001
+    """A searcher hands the sidecars' and segments' mapped pages back above a limit (each
+    query maps more of them); handing them back before every search changes no result, and
+    both kinds of mapping are handed back."""
+    import archive.search as search_module
+    on_columns, _ = generated
+    queries = ["oil", "oil prices", '"oil prices"', "pric* -oil", "harbour date:2015", ""]
+    queries += [text for text, _, _ in headline_queries(on_columns, 20, seed=3)]
+    kept = [on_columns.search(text, facets=True) for text in queries]
+    released: list[int] = []
+    release_mappings = store.release_mappings
+    monkeypatch.setattr(store, "release_mappings",
+                        lambda mappings: released.append(release_mappings(mappings)) or 0)
+    monkeypatch.setattr(search_module, "PAGES_LIMIT_MB", -1)
+    with Archive(on_columns.folder) as fresh:
+        handed_back = [fresh.search(text, facets=True) for text in queries]
+        assert fresh.matching("oil").docnums == on_columns.matching("oil").docnums
+        segments = store.release(leaf for leaf, _ in fresh.searcher.reader().leaf_readers())
+    assert handed_back == kept
+    assert max(released) > 10 and segments > 0  # the sidecars' files, the segments' files
 
 
 def test_pages_and_copies_agree(generated) -> None:  # noqa: ANN001

@@ -138,6 +138,8 @@ class Sidecar:
         self.fields: tuple[str, ...] = tuple(meta["fields"])
         self.positional: frozenset[str] = frozenset(meta.get("positions", ()))
         self._fields: dict[str, FieldColumns] = {}
+        #: the files mapped so far (``store.release_mappings`` hands their pages back)
+        self.mappings: list[Any] = []
 
     @classmethod
     def open(cls, folder: Path, segment_id: str, doc_count: int) -> Sidecar | None:
@@ -156,7 +158,9 @@ class Sidecar:
         # mismatch", python/cpython#106905) when threads parsed at once (a served archive's
         # request threads opening the same index).
         with _LOADING:
-            return np.load(self.folder / f"{name}.npy", mmap_mode="r").view(np.ndarray)
+            mapped = np.load(self.folder / f"{name}.npy", mmap_mode="r")
+        self.mappings.append(mapped.base)  # numpy's memmap keeps its mmap.mmap as its base
+        return mapped.view(np.ndarray)
 
     def field(self, name: str) -> FieldColumns | None:
         if name not in self.fields:

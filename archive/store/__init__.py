@@ -25,7 +25,7 @@ from archive.store.fastwriter import (ArchiveWriter, field_length_bytes, field_p
                                       position_arrays, segments_reader)
 from archive.store.lock import WRITE_LOCK, IndexLock
 from archive.store.manifest import MANIFEST, FileState, read_manifest, write_manifest
-from archive.store.pages import MappedPages
+from archive.store.pages import MappedPages, file_pages_mb, release, release_mappings
 from archive.store.schema import (INDEX_NAME, TEXT_FIELDS, add_articles, build_schema,
                                   from_stored, indexed_paths, iter_articles, repeated_ids,
                                   split_list, to_document)
@@ -38,9 +38,9 @@ __all__ = [
     "SPLIT_MIN_DOCS",
     "SplitWriter", "TEXT_FIELDS", "TOC_TEMP_RE", "WRITE_LOCK", "WriterProcessFailed",
     "abandon_writer", "add_articles", "build_schema", "create_index", "default_procs",
-    "discard_writer", "exists", "field_length_bytes", "field_postings", "field_postings_values",
+    "discard_writer", "exists", "field_length_bytes", "field_postings", "field_postings_values", "file_pages_mb",
     "from_stored", "index_bytes", "indexed_paths", "iter_articles", "key_postings", "length_table",
     "missing_segment_files", "open_index", "open_writer", "position_arrays", "read_manifest",
-    "repeated_ids", "resolve_index",
+    "release", "release_mappings", "repeated_ids", "resolve_index",
     "segments_reader", "split_list", "to_document", "toc_generations", "write_manifest"
 ]

@@ -39,11 +39,16 @@ def file_pages_mb() -> float:
 def release(leaves: Iterable[Any]) -> int:
     """Drop the pages of the given segment readers' mapped files from this process's memory
     (what it has read stays in the page cache); the mappings released."""
+    return release_mappings(segment_mapping(leaf) for leaf in leaves)
+
+
+def release_mappings(mappings: Iterable[mmap.mmap | None]) -> int:
+    """Drop the pages of the given mapped files from this process's memory (the columnar
+    sidecars' arrays are such mappings too); the mappings released."""
     released = 0
     if not hasattr(mmap, "MADV_DONTNEED"):
         return 0
-    for leaf in leaves:
-        mapping = segment_mapping(leaf)
+    for mapping in mappings:
         if mapping is None:
             continue
         try:
