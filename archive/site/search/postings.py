@@ -4,7 +4,8 @@
   filters and date sorts are number ranges and need no per-article dates in the browser,
   and a day's new articles take the next numbers without moving the others.
 - Posting lists live in **term-hashed shard files** (CRC-32 of the term: no dictionary to
-  download); a long list's tail sits in tier files (``format.make_fielded_entry``).
+  download); a long list's tail sits in tier files (``format.make_fielded_entry``), and a
+  very long list is kept again in number blocks (``format.number_blocks``).
 """
 
 from __future__ import annotations

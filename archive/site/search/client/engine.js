@@ -491,11 +491,13 @@
     /** Settle the articles in the page's way (`waiting`: [n, hi]). Per list part that may hold
      * them (their unit's: `home`), read the number blocks (row[5]: postings a block;
      * format.number_blocks) of the best `most` where those are fewer postings than the
-     * part's next tier, else that tier. False: none waits on a list. */
-    async resolve(all, waiting, most) {
+     * part's next tier, else that tier. A block also shows articles no list showed yet, which
+     * would wait in turn while unseen articles could still reach the page (`open`): then only
+     * negated lists are read here (where those cannot match). False: nothing read. */
+    async resolve(all, waiting, most, open, negated) {
       const want = new Map();
       for (const [n] of waiting.sort((a, b) => b[1] - a[1])) {
-        for (const l of all) if (!l.known.has(n)) for (const p of l.parts || []) if (unread(p, n, this.home.get(n))) want.has(p) ? want.get(p).push(n) : want.set(p, [n]);
+        for (const l of all) if (!l.known.has(n) && !(open && !negated.includes(l))) for (const p of l.parts || []) if (unread(p, n, this.home.get(n))) want.has(p) ? want.get(p).push(n) : want.set(p, [n]);
       }
       await Promise.all([...want].map(async ([p, ns]) => {
         const size = p.row[5], name = `${p.space}/${p.shard}-${p.index}-b`;
@@ -614,9 +616,9 @@
           else if (complete) result.facets = await this.facetCounts(sure);
           return result;
         }
-        if (await this.resolve(all, waiting, 2 * pageSize)) continue;
-        // Else only unseen articles could reach the page: fetch the next tier of the list
-        // whose unseen postings could score highest (a negated one's last: no score).
+        if (await this.resolve(all, waiting, 2 * pageSize, unseen !== null && unseen >= edge, negated)) continue;
+        // Else fetch the next tier of the list whose unseen postings could score highest (a
+        // negated one's last: no score).
         let best = null, top = -1;
         for (const l of all) if (!l.complete && l.bound + !negated.includes(l) * 1e9 > top) { best = l; top = l.bound + !negated.includes(l) * 1e9; }
         await this.more(best);
