@@ -257,6 +257,7 @@ def test_searches_that_hand_back_mapped_pages_find_the_same(generated, monkeypat
     with Archive(on_columns.folder) as fresh:
         handed_back = [fresh.search(text, facets=True) for text in queries]
         assert fresh.matching("oil").docnums == on_columns.matching("oil").docnums
+        assert fresh.column_index() is not None  # still on the columns (none went wrong)
         segments = store.release(leaf for leaf, _ in fresh.searcher.reader().leaf_readers())
     assert handed_back == kept
     assert max(released) > 10 and segments > 0  # the sidecars' files, the segments' files

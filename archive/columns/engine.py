@@ -132,7 +132,7 @@ class ColumnIndex:
 
     def mappings(self) -> list[Any]:
         """The sidecars' files mapped so far."""
-        return [mapping for sidecar, _ in self.sidecars for mapping in sidecar.mappings]
+        return [mapping for sidecar, _ in self.sidecars for mapping in sidecar.mappings()]
 
     def _concat(self, name: str, dtype: Any) -> np.ndarray:
         """A per-document column over every segment, read once per open index."""

@@ -138,8 +138,6 @@ class Sidecar:
         self.fields: tuple[str, ...] = tuple(meta["fields"])
         self.positional: frozenset[str] = frozenset(meta.get("positions", ()))
         self._fields: dict[str, FieldColumns] = {}
-        #: the files mapped so far (``store.release_mappings`` hands their pages back)
-        self.mappings: list[Any] = []
 
     @classmethod
     def open(cls, folder: Path, segment_id: str, doc_count: int) -> Sidecar | None:
@@ -158,9 +156,21 @@ class Sidecar:
         # mismatch", python/cpython#106905) when threads parsed at once (a served archive's
         # request threads opening the same index).
         with _LOADING:
-            mapped = np.load(self.folder / f"{name}.npy", mmap_mode="r")
-        self.mappings.append(mapped.base)  # numpy's memmap keeps its mmap.mmap as its base
-        return mapped.view(np.ndarray)
+            return np.load(self.folder / f"{name}.npy", mmap_mode="r").view(np.ndarray)
+
+    def mappings(self) -> list[Any]:
+        """The files this sidecar keeps mapped: its opened fields' arrays (a column read
+        once, to be copied, is unmapped when it goes), for ``store.release_mappings``."""
+        arrays: list[Any] = []
+        for columns in self._fields.values():
+            arrays += [columns.words.blob, columns.words.ends, columns.starts, columns.docs,
+                       columns.weights, columns.lengths]
+            if columns.positions is not None:
+                arrays += [columns.positions.counts, columns.positions.starts,
+                           columns.positions.positions]
+        # the view's base is numpy's memmap, whose base is the mmap.mmap
+        return [array.base.base for array in arrays
+                if array is not None and isinstance(array.base, np.memmap)]
 
     def field(self, name: str) -> FieldColumns | None:
         if name not in self.fields:
