@@ -78,7 +78,7 @@ test("early termination skips tails a rare term makes irrelevant", { skip: !SITE
 
 test("a rare word's articles are settled from a common word's number blocks", { skip: !SITE && "no fixture" }, async () => {
   const { Engine } = loadClient();
-  for (const q of ["oil coach", "coach -oil"]) {
+  for (const q of ["oil supercalifragilisticexpialidocioussupercalifragilisticexpialidocioussupercalifragilisticexpialidocious", "coach -oil"]) {
     const engine = new Engine(fileLoader(join(SITE, "search", "bundle")));
     // a short page settles few articles at a time: fewer blocks than a tier
     await engine.search(q, { pageSize: 2 });

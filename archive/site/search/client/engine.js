@@ -490,10 +490,13 @@
 
     /** Settle the articles in the page's way (`waiting`: [n, hi]). Per list part that may hold
      * them (their unit's: `home`), read the number blocks (row[5]: postings a block;
-     * format.number_blocks) of the best `most` where those are fewer postings than the
-     * part's next tier, else that tier. A block also shows articles no list showed yet, which
-     * would wait in turn while unseen articles could still reach the page (`open`): then only
-     * negated lists are read here (where those cannot match). False: nothing read. */
+     * format.number_blocks) of the best `most` where blocks are fewer postings than the
+     * part's next tier, else that tier: for a negated list, blocks for the best `most` (an
+     * article it settles drops out or is sure); for another, blocks for all that wait on it
+     * (an article it settles may still miss the page, and the tier lowers every one's
+     * bound). A block also shows articles no list showed yet, which would wait in turn while
+     * unseen articles could still reach the page (`open`): then only negated lists are read
+     * here (where those cannot match). False: nothing read. */
     async resolve(all, waiting, most, open, negated) {
       const want = new Map();
       for (const [n] of waiting.sort((a, b) => b[1] - a[1])) {
@@ -501,7 +504,7 @@
       }
       await Promise.all([...want].map(async ([p, ns]) => {
         const size = p.row[5], name = `${p.space}/${p.shard}-${p.index}-b`;
-        if (!size || Math.min(ns.length, most) * size >= p.tiers[p.next][0]) return this.tier(p);
+        if (!size || (negated.includes(p.leaf) ? Math.min(ns.length, most) : ns.length) * size >= p.tiers[p.next][0]) return this.tier(p);
         p.firsts ||= undelta(varints(bytesOf(await this.load(name)), Math.ceil(p.row[2] / size))[0]);
         // (an article before the first block is in none)
         p.got ||= new Set([-1]);
