@@ -7,6 +7,7 @@ under ``node --test``) must agree with it exactly: same hits, same order, for ev
 
 from __future__ import annotations
 
+import base64
 import json
 from collections import Counter
 import os
@@ -158,7 +159,7 @@ def test_number_blocks_hold_each_long_list_in_number_order(fixture_site) -> None
                                         min(size, count - j * size), arity, nfields)
                       for j in range(-(-count // size))]
             assert [p for block in blocks for p in block] == sorted(postings), key
-            deltas, _ = ss.read_varints(ss_format.base64.b64decode(
+            deltas, _ = ss.read_varints(base64.b64decode(
                 load(ss_format.block_name(namespace, shard, index))), len(blocks))
             firsts = [sum(deltas[:i + 1]) - 1 for i in range(len(deltas))]
             assert firsts == [block[0][0] for block in blocks], key

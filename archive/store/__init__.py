@@ -38,8 +38,8 @@ __all__ = [
     "SPLIT_MIN_DOCS",
     "SplitWriter", "TEXT_FIELDS", "TOC_TEMP_RE", "WRITE_LOCK", "WriterProcessFailed",
     "abandon_writer", "add_articles", "build_schema", "create_index", "default_procs",
-    "discard_writer", "exists", "field_length_bytes", "field_postings", "field_postings_values", "file_pages_mb",
-    "from_stored", "index_bytes", "indexed_paths", "iter_articles", "key_postings", "length_table",
+    "discard_writer", "exists", "field_length_bytes", "field_postings", "field_postings_values",
+    "file_pages_mb", "from_stored", "index_bytes", "indexed_paths", "iter_articles", "key_postings", "length_table",
     "missing_segment_files", "open_index", "open_writer", "position_arrays", "read_manifest",
     "release", "release_mappings", "repeated_ids", "resolve_index",
     "segments_reader", "split_list", "to_document", "toc_generations", "write_manifest"

@@ -23,7 +23,7 @@ from archive import __version__, store
 from archive.search import Archive
 from archive.site.files import OutputFolder, Writes
 from archive.site.search.format import COLUMN_BLOCK, FACETS, FORMAT_VERSION, article_record, \
-    b64, facet_file, script, varints
+    b64, facet_file, number_deltas, script, varints
 from archive.site.search.postings import Numbering
 
 
@@ -230,9 +230,8 @@ def write_facets(facets: Facets, out: OutputFolder, prefix: str,
             f"f/{name}/{b}": [] for b in range(buckets[name])}
         for vid in order:
             numbers = list(facets.postings[name][vid])
-            deltas = [n - p for n, p in zip(numbers, [-1] + numbers[:-1])]
             by_file[facet_file(name, keys[vid], buckets[name])].append(
-                [keys[vid], len(numbers), b64(varints(deltas))])
+                [keys[vid], len(numbers), b64(varints(number_deltas(numbers)))])
         for fname, rows in by_file.items():
             out.write(f"{prefix}/{fname}.js", script(fname, rows))
             files += 1

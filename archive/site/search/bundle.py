@@ -21,7 +21,7 @@ from archive.search import Archive
 from archive.site.files import OutputFolder
 from archive.site.search import articles, client, postings, segments
 from archive.site.search.format import BUNDLE_PREFIX, COLUMN_BLOCK, FORMAT_VERSION, b64, \
-    script, varints
+    number_deltas, script, varints
 from archive.site.search.helper import Helper, claims, peak_rss_mb
 
 
@@ -124,8 +124,7 @@ def collection_stats(archive: Archive, numbering: postings.Numbering) -> dict[st
         "w": {"k1": weighting.K1, "b": [weighting.field_B(f) for f in segments.FIELDS],
               "fw": [weighting.field_weight(f) for f in segments.FIELDS],
               "idf": weighting.idf_form},
-        "x": {segid: b64(varints(n - p for n, p in zip(numbers, [-1] + numbers[:-1])))
-              for segid, numbers in deleted.items()},
+        "x": {segid: b64(varints(number_deltas(numbers))) for segid, numbers in deleted.items()},
         # per unit: how far the collection's averages can raise its tiers' word bounds
         "rho": segments.units_rho(archive),
     }

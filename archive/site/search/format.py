@@ -70,6 +70,11 @@ def read_varints(data: bytes, count: int, pos: int = 0) -> tuple[list[int], int]
     return out, pos
 
 
+def number_deltas(numbers: list[int]) -> list[int]:
+    """Ascending article numbers as gaps, the first stored + 1 (engine.js ``undelta``)."""
+    return [n - p for n, p in zip(numbers, [-1] + numbers[:-1])]
+
+
 def b64(data: bytes) -> str:
     return base64.b64encode(bytes(data)).decode("ascii")
 
@@ -120,9 +125,8 @@ class FieldedEntry:
         return row
 
     def block_index(self) -> str:
-        """The blocks' first numbers, delta varints as a list's (engine.js ``blockIndex``)."""
-        firsts = [first for first, _ in self.blocks]
-        return b64(varints(n - p for n, p in zip(firsts, [-1] + firsts[:-1])))
+        """The blocks' first numbers, delta varints as a list's (engine.js ``resolve``)."""
+        return b64(varints(number_deltas([first for first, _ in self.blocks])))
 
 
 Fielded = tuple[tuple[int, ...], ...]
@@ -130,8 +134,7 @@ Fielded = tuple[tuple[int, ...], ...]
 
 def encode_fielded(postings: list[tuple[int, Fielded]]) -> str:
     """Postings sorted by number: delta varints, then each posting's fields as varints."""
-    numbers = [n for n, _ in postings]
-    deltas = [n - p for n, p in zip(numbers, [-1] + numbers[:-1])]
+    deltas = number_deltas([n for n, _ in postings])
     values: list[int] = []
     for _, fields in postings:
         for values_of_field in fields:

@@ -603,7 +603,8 @@
         // Done when no unsure article, seen (pending) or not (unseen), could reach the page.
         const edge = sure.length >= k ? sure[k - 1][1] : -Infinity;
         const waiting = pending.filter((u) => u[1] >= edge);
-        if (!(unseen !== null && unseen >= edge) && !waiting.length) {
+        const open = unseen !== null && unseen >= edge;
+        if (!open && !waiting.length) {
           // One word alone: its document frequency is the exact total.
           const total = tree.df !== undefined ? tree.df : sure.length;
           const result = {
@@ -619,11 +620,14 @@
           else if (complete) result.facets = await this.facetCounts(sure);
           return result;
         }
-        if (await this.resolve(all, waiting, 2 * pageSize, unseen !== null && unseen >= edge, negated)) continue;
+        if (await this.resolve(all, waiting, 2 * pageSize, open, negated)) continue;
         // Else fetch the next tier of the list whose unseen postings could score highest (a
         // negated one's last: no score).
         let best = null, top = -1;
-        for (const l of all) if (!l.complete && l.bound + !negated.includes(l) * 1e9 > top) { best = l; top = l.bound + !negated.includes(l) * 1e9; }
+        for (const l of all) {
+          const rank = l.bound + !negated.includes(l) * 1e9;
+          if (!l.complete && rank > top) { best = l; top = rank; }
+        }
         await this.more(best);
       }
     }
