@@ -85,6 +85,32 @@ def make_id(relative_path: str, record: str | int | None = None) -> str:
     return f"{readable}-{digest}" if readable else digest
 
 
+#: the longest title ``lead_title`` makes
+TITLE_LENGTH = 90
+
+
+def lead_title(body: str, limit: int = TITLE_LENGTH) -> str:
+    """A readable title from the lead sentence, cut at a word boundary with an ellipsis."""
+    lead = body.strip().split("\n", 1)[0]
+    sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z\"\u201c])", lead, maxsplit=1)[0].rstrip(".")
+    if len(sentence) <= limit:
+        return sentence
+    cut = sentence[:limit + 1].rsplit(" ", 1)[0].rstrip(",;:-\u2013\u2014 ")
+    return cut + "\u2026"
+
+
+def title_to_index(title: str, body: str) -> str:
+    """The title as the index searches it: none when it only repeats the body's lead.
+
+    A reader that finds no title makes one from the lead (``lead_title``), so that lists and
+    pages have a line to show. Searched as a headline it would count the lead's words twice, and
+    at a headline's weight, though nobody wrote them as one: the article would rank as if its
+    first line were its subject. A title the source gave that is word for word the lead is the
+    same case. Either is still stored and shown; only the body's copy of the words is searched.
+    """
+    return "" if title and title == lead_title(body) else title
+
+
 @dataclass(frozen=True)
 class Article:
     """One normalised news article.

@@ -5,6 +5,8 @@ fetch-collections  ADI, CACM, LISA, NPL raw files from local copies of their rep
 relevance  archive eval vs bm25s, FTS5 and plain Whoosh BM25F on every available collection,
            then the ranking levers chosen by leave-one-collection-out (bench/levers.py)
 levers     the leave-one-collection-out selection alone, against the last relevance run's peers
+lead-titles  titles made from the lead searched as titles or not, on the titled collections with
+           their titles taken away (bench/lead_titles.py)
 index      indexing: full build, unchanged re-run, +1%/~1% re-run; vs FTS5
 queries    p50/p95 latency of top-10 searches with highlights; vs FTS5
 sidecars   a full build with no columnar sidecars, sidecars from the writer, sidecars read back
@@ -100,13 +102,15 @@ def cmd_relevance(args: argparse.Namespace) -> dict:
     payload = {"rows": rows, "summary": relevance.summary(rows), "skipped": skipped}
     if not args.no_levers and names:
         print()
-        payload["levers"] = print_levers(args.data, names, relevance.best_peers(rows))
+        payload["levers"] = print_levers(args.data, names, relevance.best_peers(rows),
+                                         relevance.best_peers(rows, relevance.NAMED_PEERS))
     return payload
 
 
-def print_levers(data: Path, names: list[str], best_peer: dict[str, float]) -> dict:
-    from bench import levers
-    result = levers.run(data, names, best_peer)
+def print_levers(data: Path, names: list[str], best_peer: dict[str, float],
+                 named_peer: dict[str, float] | None = None) -> dict:
+    from bench import levers, relevance
+    result = levers.run(data, names, best_peer, named_peer=named_peer)
     computable = result["computable"]
     for head, part in (
             ("Leave-one-collection-out over {settings} settings (criterion: mean of MAP / "
@@ -116,15 +120,15 @@ def print_levers(data: Path, names: list[str], best_peer: dict[str, float]) -> d
              "word in any field):", computable)):
         print(head.format(settings=part["settings"]))
         print(table(part["loo"], levers.LOO_COLUMNS))
-        print(f"mean held-out MAP / best peer: {part['loo_mean_ratio']:.3f}")
+        print(f"mean held-out MAP / best peer: {part['loo_mean_ratio']:.3f}"
+              + (f"; / best of {', '.join(relevance.NAMED_PEERS)}: "
+                 f"{part['loo_mean_named_ratio']:.3f}" if part.get("loo_mean_named_ratio")
+                 else ""))
         print(f"picked on all {len(names)}: {part['chosen_label']} "
               f"(criterion {part['chosen_criterion']:.3f})")
     if result["current_criterion"] is not None:
         print(f"archive/ranking.py now: {result['current_label']} "
-              f"(criterion {result['current_criterion']:.3f}): "
-              + ("the pick among the settings every scorer computes"
-                 if computable["current_is_pick"] else
-                 "not the pick among the settings every scorer computes: change it"))
+              f"(criterion {result['current_criterion']:.3f}): {levers.verdict(result)}")
     return result
 
 
@@ -136,11 +140,25 @@ def cmd_levers(args: argparse.Namespace) -> dict:
                          "peers' MAP the selection is measured against)")
     rows = json.loads(last.read_text("utf-8"))["rows"]
     best = relevance.best_peers(rows)
+    named = relevance.best_peers(rows, relevance.NAMED_PEERS)
     names = [n for n in args.collection or testcollections.COLLECTIONS
              if n in best and (args.data / n / "index").is_dir()]
     if not names:
         raise SystemExit("no collection has both a relevance row and an index")
-    return {"levers": print_levers(args.data, names, best)}
+    return {"levers": print_levers(args.data, names, best, named)}
+
+
+def cmd_lead_titles(args: argparse.Namespace) -> dict:
+    from bench import lead_titles
+    result = lead_titles.run(args.data, args.data / "untitled", args.collection)
+    print(f"at the archive's setting ({result['setting']}) and each variant's best of "
+          f"{result['settings']} settings:")
+    print(table(result["rows"], lead_titles.COLUMNS))
+    if result["mean"]:
+        print(f"mean ratio (not searched / searched): at the archive's setting "
+              f"{result['mean']['ratio_now']:.3f}, each at its best "
+              f"{result['mean']['ratio_best']:.3f}")
+    return result
 
 
 def cmd_index(args: argparse.Namespace) -> dict:
@@ -323,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("levers", help="leave-one-collection-out lever selection alone")
     p.add_argument("--collection", action="append",
                    choices=("cisi", "cranfield", "adi", "cacm", "lisa", "npl", "reuters"))
+    p = sub.add_parser("lead-titles",
+                       help="titles made from the lead, searched or not (titles taken away)")
+    p.add_argument("--collection", action="append",
+                   choices=("cisi", "cranfield", "adi", "cacm", "lisa", "reuters"))
     for name, text in (("index", "indexing speed vs FTS5"), ("queries", "query latency vs FTS5")):
         p = sub.add_parser(name, help=text)
         p.add_argument("--corpus", action="append", metavar="NAME=PATH",

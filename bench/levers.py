@@ -106,7 +106,7 @@ def grid(k1: Iterable[float] = (0.6, 0.9, 1.2, 1.5), b: Iterable[float] = (0.5, 
     return list(out)
 
 
-def bm25f_grid(k1: Iterable[float] = (0.9, 1.2, 1.5, 2.0, 2.5, 3.0),
+def bm25f_grid(k1: Iterable[float] = (0.9, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0),
                b: Iterable[float] = (0.3, 0.5, 0.75, 0.9),
                title_b: Iterable[float] = (0.0, 0.3, 0.75),
                title: Iterable[float] = (0.25, 0.5, 1.0, 2.0), df: Iterable[str] = ("max", "any")
@@ -343,11 +343,14 @@ def pick(maps: Mapping[str, Mapping[Setting, float]], best_peer: Mapping[str, fl
 
 
 def leave_one_out(maps: Mapping[str, Mapping[Setting, float]], best_peer: Mapping[str, float],
-                  settings: Sequence[Setting], current: Setting | None = None
+                  settings: Sequence[Setting], current: Setting | None = None,
+                  named_peer: Mapping[str, float] | None = None
                   ) -> tuple[list[dict[str, Any]], Setting]:
     """Per collection: the setting picked on the others and its MAP on this one (the
     cross-validated figure), beside the hindsight best and ``current``'s MAP (the setting in
-    use, when the grid holds it); and the setting picked on all."""
+    use, when the grid holds it); and the setting picked on all. ``named_peer`` (the best MAP
+    of the peers the ranking issue names) only adds a second ratio to each row: the picks
+    are made against ``best_peer``."""
     names = list(maps)
     rows = []
     for held in names:
@@ -357,18 +360,22 @@ def leave_one_out(maps: Mapping[str, Mapping[Setting, float]], best_peer: Mappin
                      "current": maps[held].get(current) if current is not None else None,
                      "best_peer": best_peer[held],
                      "ratio": maps[held][chosen] / best_peer[held],
-                     "hindsight": maps[held][hindsight], "hindsight_setting": hindsight.label})
+                     "hindsight": maps[held][hindsight], "hindsight_setting": hindsight.label,
+                     "named_ratio": (maps[held][chosen] / named_peer[held]
+                                     if named_peer and named_peer.get(held) else None)})
     return rows, pick(maps, best_peer, settings, names)
 
 
 LOO_COLUMNS = [("collection", "held out", ""), ("map", "MAP (picked on the others)", ".4f"),
                ("best_peer", "best peer MAP", ".4f"), ("ratio", "/ best peer", ".3f"),
+               ("named_ratio", "/ best named peer", ".3f"),
                ("current", "MAP now", ".4f"),
                ("hindsight", "hindsight best MAP", ".4f"), ("picked", "setting picked", "")]
 
 
 def run(data: Path, names: Sequence[str], best_peer: Mapping[str, float],
-        settings: Sequence[Setting] | None = None) -> dict[str, Any]:
+        settings: Sequence[Setting] | None = None,
+        named_peer: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The grid on every collection, the leave-one-out rows and the overall pick."""
     from archive.evaluate import read_qrels, read_queries
     from bench import testcollections
@@ -384,10 +391,11 @@ def run(data: Path, names: Sequence[str], best_peer: Mapping[str, float],
         means[name] = postings.evaluate_many(settings, qrels)
         maps[name] = {s: m["ap"] for s, m in means[name].items()}
     current = Setting()
-    everything = selection(maps, best_peer, settings, current)
+    everything = selection(maps, best_peer, settings, current, named_peer)
     chosen = everything.pop("pick")
     # the settings every scorer can compute: a blended df over any field is kept by none
-    computable = selection(maps, best_peer, [s for s in settings if s.df != "any"], current)
+    computable = selection(maps, best_peer, [s for s in settings if s.df != "any"], current,
+                           named_peer)
     computable.pop("pick")
     return {**everything, "computable": computable, "chosen": asdict(chosen),
             "current_label": current.label,
@@ -397,11 +405,29 @@ def run(data: Path, names: Sequence[str], best_peer: Mapping[str, float],
 
 
 def selection(maps: Mapping[str, Mapping[Setting, float]], best_peer: Mapping[str, float],
-              settings: Sequence[Setting], current: Setting) -> dict[str, Any]:
+              settings: Sequence[Setting], current: Setting,
+              named_peer: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The leave-one-out rows over ``settings``, their held-out mean, the pick on every
     collection (``pick``) and whether it is ``current``."""
-    rows, pick = leave_one_out(maps, best_peer, settings, current)
+    rows, pick = leave_one_out(maps, best_peer, settings, current, named_peer)
+    named = [r["named_ratio"] for r in rows if r["named_ratio"] is not None]
     return {"loo": rows, "loo_mean_ratio": sum(r["ratio"] for r in rows) / len(rows),
+            "loo_mean_named_ratio": sum(named) / len(named) if len(named) == len(rows) else None,
             "settings": len(settings), "pick": pick, "chosen_label": pick.label,
             "chosen_criterion": criterion(maps, best_peer, pick, list(maps)),
             "current_is_pick": pick == current}
+
+
+def verdict(result: Mapping[str, Any]) -> str:
+    """What the selection says of the setting in use (``run``'s result), among the settings
+    every scorer computes: keep it when it is the pick, or when the picks do no better held out
+    than it does on all (a pick's edge on all collections alone is hindsight); else change it."""
+    computable, current = result["computable"], result["current_criterion"]
+    if computable["current_is_pick"]:
+        return "the pick among the settings every scorer computes"
+    if current is not None and computable["loo_mean_ratio"] <= current:
+        return (f"kept: the pick ({computable['chosen_label']}, criterion "
+                f"{computable['chosen_criterion']:.3f}) gains in hindsight only; picked on the "
+                f"others, the held-out mean is {computable['loo_mean_ratio']:.3f}")
+    return ("not the pick among the settings every scorer computes, and the picks gain held "
+            "out: change it")

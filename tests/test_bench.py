@@ -113,6 +113,26 @@ def test_relevance_against_the_peers(corpora: Path, tmp_path: Path,
     assert "skipped lisa: " in out and "fetch-collections" in skipped["lisa"]
 
 
+def test_lead_titles_compares_the_made_titles_searched_and_not(
+        corpora: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from whoosh import index
+
+    bench(corpora, tmp_path, capsys, "convert")
+    out = bench(corpora, tmp_path, capsys, "lead-titles")
+    rows = _result(tmp_path, "lead-titles")["rows"]
+    assert [r["collection"] for r in rows] == ["cisi", "cranfield"]
+    assert all(0 <= r["searched_now"] <= 1 and 0 <= r["not_searched_best"] <= 1 for r in rows)
+    assert "mean ratio (not searched / searched)" in out
+    # the two builds differ in just that: the made titles are searched in one only
+    untitled = tmp_path / "data" / "untitled" / "cisi"
+    lengths = {}
+    for variant in ("lead-searched", "lead-not-searched"):
+        with index.open_dir(str(untitled / variant), indexname="archive").reader() as reader:
+            lengths[variant] = reader.field_length("title")
+            assert reader.field_length("body") > 0
+    assert lengths["lead-searched"] > 0 and lengths["lead-not-searched"] == 0
+
+
 def test_examples(corpora: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from bench.examples import QUERIES
     out = bench(corpora, tmp_path, capsys, "examples")

@@ -120,3 +120,27 @@ def test_a_word_repeated_in_free_text_weighs_more(archive: Archive) -> None:
         assert twice[key] > once[key]
     assert all(sorted(t.fieldname for t in word.subqueries) == sorted(SEARCH_FIELDS)
                for word in query.subqueries)
+
+
+def test_a_title_made_from_the_lead_is_shown_but_not_searched(tmp_path) -> None:  # noqa: ANN001
+    """A reader makes a title from the lead when the source gave none; searched as a headline
+    it would count the lead twice. The made title is stored and shown, the body's words are
+    searched once: the article scores as one whose headline does not hold the word."""
+    from archive import store
+    from archive.article import Article, lead_title
+
+    body = "Volcano erupts near the coast\nAsh covered the town and its harbour."
+    made = Article(id="made", title=lead_title(body), body=body, path="made.txt")
+    given = Article(id="given", title="Harbour town under ash", body=body, path="given.txt")
+    assert made.title == "Volcano erupts near the coast"
+    ix = store.create_index(tmp_path / "index")
+    writer = store.open_writer(ix, tmp_path / "index")
+    store.add_articles(writer, [made, given])
+    writer.commit()
+    with Archive(tmp_path / "index") as archive:
+        scores = dict(archive.rank("volcano"))
+        assert set(scores) == {"made", "given"}
+        assert scores["made"] == pytest.approx(scores["given"])
+        assert archive.search("title:volcano").total == 0
+        assert [h.id for h in archive.search("title:harbour").hits] == ["given"]
+        assert archive.article("made").title == made.title  # still what lists show

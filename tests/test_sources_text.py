@@ -13,7 +13,7 @@ from archive.article import Article, make_id
 from archive.enrich import enrich
 from archive.enrich.dates import dates_in
 from archive.sources import IngestError, SourceFile, format_of
-from archive.sources.fields import TITLE_LENGTH
+from archive.article import TITLE_LENGTH
 from archive.sources.text import read
 from cli_checks import invoke
 

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from archive import processes, store
-from archive.article import Article
+from archive.article import Article, lead_title
 from archive.search import Archive
 from archive.site import search as ss
 from archive.site.search import articles as ss_articles
@@ -82,6 +82,8 @@ def _articles(count: int = 160, seed: int = 3) -> list[Article]:
             topics=tuple(rng.sample(TOPICS, rng.randint(0, 2)))))
     for i, title in ODD_TITLES.items():  # headlines whose page slug is not plain
         out[i] = replace(out[i], title=f"{title} {out[i].title}")
+    for i in range(5, count, 13):  # untitled: the title a reader makes, stored but not searched
+        out[i] = replace(out[i], title=lead_title(out[i].body))
     return out
 
 

@@ -19,7 +19,7 @@ from datetime import date, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from archive.article import Article, slugify
+from archive.article import Article, lead_title, slugify
 from archive.sources import IngestError, SourceFile
 
 #: Article field -> record keys that may hold it (lower case, most specific first).
@@ -138,19 +138,6 @@ def as_list(value: Any, split: bool = True) -> list[str]:
 def unique(items: Iterable[str]) -> tuple[str, ...]:
     """Items in first-seen order without repeats (a tag given twice is still one topic)."""
     return tuple(dict.fromkeys(items))
-
-
-TITLE_LENGTH = 90
-
-
-def lead_title(body: str, limit: int = TITLE_LENGTH) -> str:
-    """A readable title from the lead sentence, cut at a word boundary with an ellipsis."""
-    lead = body.strip().split("\n", 1)[0]
-    sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z\"\u201c])", lead, maxsplit=1)[0].rstrip(".")
-    if len(sentence) <= limit:
-        return sentence
-    cut = sentence[:limit + 1].rsplit(" ", 1)[0].rstrip(",;:-\u2013\u2014 ")
-    return cut + "\u2026"
 
 
 def title_from(body: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from whoosh import fields, index
 
 from archive.analysis import news_analyzer
-from archive.article import Article
+from archive.article import Article, title_to_index
 
 INDEX_NAME = "archive"
 
@@ -56,9 +56,11 @@ _LIST_SEPARATOR = ", "
 
 
 def to_document(article: Article) -> dict[str, Any]:
-    """The Whoosh document for an article; only non-empty fields are set."""
+    """The Whoosh document for an article; only non-empty fields are set. A title that only
+    repeats the body's lead is stored, not searched (``article.title_to_index``)."""
+    searched_title = title_to_index(article.title, article.body)
     doc: dict[str, Any] = {
-        "id": article.id, "title": article.title, "body": article.body,
+        "id": article.id, "title": searched_title, "body": article.body,
         "captions": "\n\n".join(article.captions), "source": article.source,
         "place": _LIST_SEPARATOR.join(p.replace(",", " ") for p in article.places),
         "topic": _LIST_SEPARATOR.join(t.replace(",", " ") for t in article.topics),
@@ -71,7 +73,10 @@ def to_document(article: Article) -> dict[str, Any]:
         "credits": article.credits, "content_hash": article.content_hash,
         "extra": article.extra or None,
     }
-    return {k: v for k, v in doc.items() if v is not None and v != ""}
+    doc = {k: v for k, v in doc.items() if v is not None and v != ""}
+    if searched_title != article.title:
+        doc["title"], doc["_stored_title"] = "", article.title
+    return doc
 
 
 def split_list(value: str | None) -> tuple[str, ...]:

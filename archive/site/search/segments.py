@@ -371,11 +371,13 @@ def _spool_segment(leaf: Any, offset: int, superseded: np.ndarray, numbering: Nu
         stored = leaf.stored_fields(d)
         found: dict[str, list[int]] = {}
         for fi, name in enumerate(FIELDS):
-            tokens = tokenize[name](stored.get(name, ""))
+            # only text the index searched: a title copied from the body's lead is stored
+            # but not indexed (``store.to_document``), and has no length
+            length = int(leaf.doc_field_length(d, name, 0) or 0)
+            tokens = tokenize[name](stored.get(name, "")) if length else []
             if len(tokens) < 2:
                 continue
             counts = Counter(tokens)
-            length = int(leaf.doc_field_length(d, name, 1) or 0)
             for a, b in set(zip(tokens, tokens[1:])):
                 row = found.setdefault(f"{a} {b}", [0] * (3 * len(FIELDS)))
                 row[3 * fi:3 * fi + 3] = [_whole(counts[a] * boost[name]),
