@@ -101,6 +101,17 @@ def test_headline_on_the_first_line_becomes_the_title(tmp_path: Path) -> None:
                             "said.\n\nCommuters had faced long detours.")
 
 
+def test_a_question_on_the_first_line_is_a_headline(tmp_path: Path) -> None:
+    """As the BBC's "Could Yukos be a blessing in disguise?": a lead copied into the title
+    would not be searched as one (``archive.article.title_to_index``)."""
+    article, _ = read_one(tmp_path, "yukos.txt", (
+        "Could Yukos be a blessing in disguise?\n"
+        "\n"
+        "Other things being equal, jailed entrepreneurs ought to be bad for business.\n"))
+    assert article.title == "Could Yukos be a blessing in disguise?"
+    assert article.body.startswith("Other things being equal")
+
+
 def test_without_a_headline_the_title_is_the_lead_sentence(tmp_path: Path) -> None:
     article, _ = read_one(tmp_path, "short.txt", (
         "The council approved the budget on Tuesday. It takes effect in April.\n"

@@ -36,7 +36,9 @@ _CREDITS = re.compile(r"^\((?:\w+\s+)?(?:Reporting|Writing|Editing|Additional re
                       re.I | re.S)
 _BYLINE = re.compile(r"^By\s+([A-Z][\w.'-]+(?:\s+(?:[A-Z][\w.'-]+|and|de|van|von|al-\w+)){0,5})$")
 _MARKUP_LINE = re.compile(r"^\.[A-Z][A-Z_]+[ \t]*$")
-_SENTENCE_END = re.compile(r"[.!?:;\"\u201d]$")
+#: how a first line that is a sentence, not a headline, ends; a question mark is not among them:
+#: "Could Yukos be a blessing in disguise?" heads a story as often as a statement does
+_SENTENCE_END = re.compile(r"[.!:;\"\u201d]$")
 
 
 def read(source: SourceFile) -> Iterator[Article]:
