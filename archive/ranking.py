@@ -21,8 +21,9 @@ and bench/README.md). What holds on collections it was not picked on is the arch
 * **Repeated query words count** (``free_text_query``): a word given twice in a free-text
   query weighs twice, as in textbook BM25.
 
-``K1``, ``B``, ``FIELD_B`` and ``FIELD_WEIGHTS`` are the selection's pick over all seven
-collections among the settings every scorer can compute; the title's weight multiplies its
+``K1``, ``B``, ``FIELD_B`` and ``FIELD_WEIGHTS`` were the selection's pick over all seven
+collections among the settings every scorer can compute, and stay while a new pick gains only
+in hindsight (``bench.levers.verdict``); the title's weight multiplies its
 indexed term frequency, which holds the index-time boost already. A fuzzy word, wildcard or
 prefix scores each word it reaches as such a term too (``archive.expansions``). A term asked
 of one field alone (``title:word``) and a phrase are that field's BM25 with the same
