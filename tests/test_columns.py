@@ -15,6 +15,8 @@ from __future__ import annotations
 import random
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -261,6 +263,33 @@ def test_searches_that_hand_back_mapped_pages_find_the_same(generated, monkeypat
         segments = store.release(leaf for leaf, _ in fresh.searcher.reader().leaf_readers())
     assert handed_back == kept
     assert max(released) > 10 and segments > 0  # the sidecars' files, the segments' files
+
+
+def test_searches_stay_on_the_columns_under_a_low_soft_limit_on_open_files(generated) -> None:  # noqa: ANN001
+    """Every mapped array holds a descriptor: under a low soft limit the searches would run
+    out and fall back to Whoosh for good, unless opening the sidecars raises it (to the hard
+    limit, as any process may)."""
+    resource = pytest.importorskip("resource", reason="POSIX only")
+    on_columns, _ = generated
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    low = 40
+    if hard != resource.RLIM_INFINITY and hard <= 4 * low:
+        pytest.skip(f"the hard limit on open files ({hard}) leaves nothing to raise")
+    script = f"""
+import resource, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, ({low}, {hard}))
+from archive.search import Archive
+with Archive(sys.argv[1]) as archive:
+    for text in ("oil", "oil prices", '"oil prices"', "pric* -oil", "harbour date:2015", "",
+                 "title:harbour", "source:reuters oil"):
+        archive.search(text, facets=True)
+    print(archive.column_index() is not None, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+"""
+    done = subprocess.run([sys.executable, "-c", script, str(on_columns.folder)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    on_the_columns, raised = done.stdout.split()
+    assert on_the_columns == "True" and int(raised) > low
 
 
 def test_pages_and_copies_agree(generated) -> None:  # noqa: ANN001

@@ -17,6 +17,7 @@ meta does not match its segment is stale and not used).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -35,6 +36,8 @@ from archive import store
 
 #: held while a .npy file is opened (see ``Sidecar._load``)
 _LOADING = threading.Lock()
+#: the descriptors asked for when the hard limit is unlimited
+DESCRIPTORS_WANTED = 1 << 16
 COLUMNS_DIR = "columns"
 #: bumped whenever the layout changes: a sidecar of another version is rebuilt
 #: (2: positions)
@@ -73,6 +76,34 @@ class _Words:
                 self._found.clear()
             self._found[word] = found
         return found
+
+
+@functools.cache
+def allow_descriptors() -> int | None:
+    """Raise this process's soft limit on open files to its hard limit, once; the new soft
+    limit (None where there is no such limit).
+
+    Every mapped array holds a file descriptor (numpy's memmap keeps its ``mmap.mmap``, which
+    keeps a duplicate of the file's), and a large archive's searches map thousands of arrays:
+    a search that runs out of descriptors falls back to Whoosh for good, several times slower,
+    with nothing said. Systems commonly set a low soft limit under a far higher hard one,
+    which any process may raise itself to."""
+    try:
+        import resource  # noqa: PLC0415 - POSIX only
+    except ImportError:
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    for wanted in (hard, DESCRIPTORS_WANTED):
+        if wanted == resource.RLIM_INFINITY or wanted <= soft:
+            continue
+        try:  # macOS refuses more than its OPEN_MAX under an unlimited hard limit
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            return wanted
+        except (ValueError, OSError):
+            continue
+    return soft
 
 
 @dataclass
@@ -142,6 +173,7 @@ class Sidecar:
     @classmethod
     def open(cls, folder: Path, segment_id: str, doc_count: int) -> Sidecar | None:
         """The sidecar in ``folder`` if it is whole and matches the segment, else None."""
+        allow_descriptors()
         meta = read_meta(folder)
         if meta is None or meta.get("version") != VERSION or \
                 meta.get("segment") != segment_id or meta.get("doc_count") != doc_count:
