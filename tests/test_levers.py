@@ -36,6 +36,30 @@ def test_leave_one_out_picks_on_the_others_and_reports_the_held_out() -> None:
     # on all three: A 1.0, B (0.667 + 0.9 + 1.5) / 3 = 1.022, C (1.333 + 0.2 + 0.5) / 3 = 0.678
     assert chosen == B
     assert levers.criterion(maps, best_peer, B, maps) == pytest.approx((2 / 3 + 0.9 + 1.5) / 3)
+    # the named peers' ratio rides along and changes no pick
+    named = {"x": 0.25, "y": 0.50, "z": 0.20}
+    again, chosen_again = levers.leave_one_out(maps, best_peer, [A, B, C], named_peer=named)
+    assert [r["picked"] for r in again] == [r["picked"] for r in rows] and chosen_again == B
+    assert {r["collection"]: r["named_ratio"] for r in again}["x"] == pytest.approx(0.20 / 0.25)
+
+
+def test_the_setting_in_use_is_kept_unless_the_picks_gain_held_out() -> None:
+    maps = {"x": {A: 0.30, B: 0.20, C: 0.40},
+            "y": {A: 0.50, B: 0.45, C: 0.10},
+            "z": {A: 0.20, B: 0.30, C: 0.10}}
+    best_peer = {"x": 0.30, "y": 0.50, "z": 0.20}
+
+    def verdict(current: Setting) -> str:
+        computable = levers.selection(maps, best_peer, [A, B, C], current)
+        return levers.verdict({"computable": computable, "current_criterion":
+                               levers.criterion(maps, best_peer, current, maps)})
+    # B is the pick on all three (criterion 1.022); held out the picks score
+    # (0.667 + 0.9 + 1.0) / 3 = 0.856
+    assert verdict(B).startswith("the pick")
+    # A (criterion 1.0) does better in sample than the picks do held out: kept
+    assert verdict(A).startswith("kept: the pick (" + B.label)
+    # C (criterion 0.678) does worse: the picks gain held out, change it
+    assert verdict(C).endswith("change it")
 
 
 def test_equal_settings_go_to_the_earlier_one() -> None:
