@@ -62,7 +62,7 @@ def build(docs: Path, index_dir: Path, lead_searched: bool) -> None:
 def run(data: Path, work: Path, names: list[str] | None = None) -> dict[str, Any]:
     from archive.evaluate import read_qrels, read_queries
 
-    settings = [s for s in levers.grid() + levers.bm25f_grid() if s.df != "any"]
+    settings = levers.computable_by_every_scorer(levers.grid() + levers.bm25f_grid())
     current = levers.Setting()
     rows = []
     for name in names or [n for n in testcollections.COLLECTIONS if n != "npl"]:

@@ -373,6 +373,12 @@ LOO_COLUMNS = [("collection", "held out", ""), ("map", "MAP (picked on the other
                ("hindsight", "hindsight best MAP", ".4f"), ("picked", "setting picked", "")]
 
 
+def computable_by_every_scorer(settings: Iterable[Setting]) -> list[Setting]:
+    """The settings Whoosh, the columns and the site's lists can all compute: a blended df over
+    any field (``df=any``) is a count none of them keeps."""
+    return [s for s in settings if s.df != "any"]
+
+
 def run(data: Path, names: Sequence[str], best_peer: Mapping[str, float],
         settings: Sequence[Setting] | None = None,
         named_peer: Mapping[str, float] | None = None) -> dict[str, Any]:
@@ -393,8 +399,7 @@ def run(data: Path, names: Sequence[str], best_peer: Mapping[str, float],
     current = Setting()
     everything = selection(maps, best_peer, settings, current, named_peer)
     chosen = everything.pop("pick")
-    # the settings every scorer can compute: a blended df over any field is kept by none
-    computable = selection(maps, best_peer, [s for s in settings if s.df != "any"], current,
+    computable = selection(maps, best_peer, computable_by_every_scorer(settings), current,
                            named_peer)
     computable.pop("pick")
     return {**everything, "computable": computable, "chosen": asdict(chosen),

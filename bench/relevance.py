@@ -202,13 +202,14 @@ def best_peers(rows: Sequence[dict[str, Any]],
 def summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per collection: the archive's MAP, the best peer's, and their ratio."""
     out = []
+    named_best = best_peers(rows, NAMED_PEERS)
     for name in dict.fromkeys(r["collection"] for r in rows):
         mine = [r for r in rows if r["collection"] == name and r["system"] == "archive"]
         peers = [r for r in rows if r["collection"] == name and r["system"] != "archive"]
         if not mine or not peers:
             continue
         best = max(peers, key=lambda r: r["map"])
-        named = max((r["map"] for r in peers if r["system"] in NAMED_PEERS), default=0.0)
+        named = named_best.get(name, 0.0)
         out.append({"collection": name, "queries": mine[0]["queries"],
                     "archive": mine[0]["map"], "best_peer": best["system"],
                     "best_map": best["map"],
