@@ -20,7 +20,10 @@ from whoosh.compat import dumps
 from whoosh.system import pack_uint
 
 #: The Snowball English stop list (the one Lucene, Xapian and NLTK also ship), fuller than
-#: Whoosh's 37 words. "us" is deliberately absent: after lower-casing it is also the country.
+#: Whoosh's 37 words, plus the single letters a-z: once dotted abbreviations are joined (see
+#: TOKEN_PATTERN) a lone letter is an initial or a stray, and Whoosh's own analyzers and bm25s
+#: drop one-letter tokens too (chosen by leave-one-collection-out: bench/README.md, analyzers).
+#: "us" is deliberately absent: after lower-casing it is also the country.
 STOP_WORDS = frozenset("""
 a about above after again against all am an and any are aren't as at be because been before
 being below between both but by can can't cannot could couldn't did didn't do does doesn't
@@ -33,20 +36,38 @@ there's these they they'd they'll they're they've this those through to too unde
 very was wasn't we we'd we'll we're we've were weren't what what's when when's where where's
 which while who who's whom why why's will with won't would wouldn't you you'd you'll you're
 you've your yours yourself yourselves
-""".split())
+""".split()) | frozenset("abcdefghijklmnopqrstuvwxyz")
 
-#: Words: runs of letters and digits, keeping in-word apostrophes so the stop list sees
-#: "don't" whole and the stemmer can drop a possessive "'s". Deliberately simple: the static
-#: site's browser client must tokenise exactly alike.
-TOKEN_PATTERN = r"\w+(?:['\u2019]\w+)*"
+#: Words: a dotted abbreviation whole ("U.S.", "e.g.": single letters joined by dots, the
+#: dots then removed, so "U.S." and "US" are one word), else runs of letters and digits,
+#: keeping in-word apostrophes so the stop list sees "don't" whole and the stemmer can drop a
+#: possessive "'s". Deliberately simple: the static site's browser client must tokenise
+#: exactly alike. ``[^\W\d_]`` is a letter (a word character, not a digit or "_").
+TOKEN_PATTERN = r"[^\W\d_](?:\.[^\W\d_])+(?!\w)\.?|\w+(?:['\u2019]\w+)*"
 
 def news_analyzer() -> Analyzer:
     """Tokenise, lower-case, drop stop words, Snowball-stem (the C PyStemmer, cached)."""
     return (RegexTokenizer(TOKEN_PATTERN) | LowercaseFilter()
             | SubstitutionFilter("\u2019", "'")
+            | SubstitutionFilter(r"\.", "")
             | StopFilter(stoplist=STOP_WORDS, minsize=1)
             | PyStemmerFilter("english", cachesize=100_000))
 
+
+
+#: Text on which every change of the analyzer so far shows (dotted abbreviations, lone
+#: letters, curly apostrophes, stop words, stemming): see ``analyses_alike``.
+PROBE = "The U.S. and J. K. Rowling\u2019s e.g. running vitamin C, don't 3.5"
+
+
+def analyses_alike(analyzer: Any) -> bool:
+    """Whether ``analyzer`` (an index's, unpickled from its schema) gives what
+    ``news_analyzer`` gives now: an index made by an older one keeps it, and its own searches
+    stay consistent, but the static site's browser client analyses as ``news_analyzer``."""
+    try:
+        return [t.text for t in analyzer(PROBE)] == [t.text for t in news_analyzer()(PROBE)]
+    except Exception:  # noqa: BLE001 - any other analyzer is simply not alike
+        return False
 
 
 _STOPPED = ()  # the cache entry of a word the stop list removes
@@ -63,13 +84,12 @@ class FastText:
     #: distinct raw words remembered; the cache is emptied when it grows past this
     CACHE_LIMIT = 300_000
 
-    def __init__(self, tokenizer: RegexTokenizer, substitution: SubstitutionFilter,
+    def __init__(self, tokenizer: RegexTokenizer, substitutions: list[SubstitutionFilter],
                  stop: StopFilter, stemmer: PyStemmerFilter, field_boost: float):
         expression = tokenizer.expression
         self._words = expression.findall if expression.groups == 0 else \
             (lambda text: [m.group(0) for m in expression.finditer(text)])
-        self._sub = substitution.pattern.sub
-        self._replacement = substitution.replacement
+        self._substitutions = [(s.pattern.sub, s.replacement) for s in substitutions]
         self._stops = stop.stops
         self._min, self._max = stop.min, stop.max
         self._renumber = stop.renumber
@@ -87,17 +107,21 @@ class FastText:
 
     @classmethod
     def for_analyzer(cls, analyzer: Any, field_boost: float = 1.0) -> FastText | None:
-        """The fast path for an analyzer built as ``news_analyzer`` builds it, else None."""
+        """The fast path for an analyzer built as ``news_analyzer`` builds it, else None. Any
+        number of substitutions may stand between lower-casing and the stop list, so an index
+        made before the dotted-abbreviation substitution keeps its fast path."""
         if type(analyzer) is not CompositeAnalyzer:
             return None
-        kinds = [type(item) for item in analyzer.items]
-        if kinds != [RegexTokenizer, LowercaseFilter, SubstitutionFilter, StopFilter,
-                     PyStemmerFilter]:
+        items = analyzer.items
+        kinds = [type(item) for item in items]
+        if kinds[:2] != [RegexTokenizer, LowercaseFilter] \
+                or kinds[-2:] != [StopFilter, PyStemmerFilter] \
+                or any(kind is not SubstitutionFilter for kind in kinds[2:-2]):
             return None
-        tokenizer, _lower, substitution, stop, stemmer = analyzer.items
+        tokenizer, stop, stemmer = items[0], items[-2], items[-1]
         if tokenizer.gaps:
             return None
-        return cls(tokenizer, substitution, stop, stemmer, field_boost)
+        return cls(tokenizer, list(items[2:-2]), stop, stemmer, field_boost)
 
     @property
     def renumbers(self) -> bool:
@@ -121,7 +145,9 @@ class FastText:
 
     def _analyse(self, raw: str) -> tuple[str, str] | tuple[()]:
         """(indexed term, spelling word) of one token, or _STOPPED."""
-        text = self._sub(self._replacement, raw.lower())
+        text = raw.lower()
+        for sub, replacement in self._substitutions:
+            text = sub(replacement, text)
         if len(text) < self._min or (self._max is not None and len(text) > self._max) \
                 or text in self._stops:
             return _STOPPED

@@ -158,6 +158,21 @@ def test_fast_text_gives_whooshs_postings_and_spelling_words(text: str) -> None:
         assert fast.postings(text) == (items, spelling)
 
 
+def test_fast_text_follows_an_index_analysed_before_dotted_abbreviations() -> None:
+    """An index made before "U.S." became one word keeps that older chain (its schema
+    pickles it) and its fast path, which must still give exactly what that chain gives."""
+    from whoosh.analysis import (LowercaseFilter, PyStemmerFilter, RegexTokenizer, StopFilter,
+                                 SubstitutionFilter)
+    older = (RegexTokenizer(r"\w+(?:['\u2019]\w+)*") | LowercaseFilter()
+             | SubstitutionFilter("\u2019", "'") | StopFilter(stoplist={"the"}, minsize=1)
+             | PyStemmerFilter("english"))
+    fast = analysis.FastText.for_analyzer(older)
+    assert fast is not None
+    for text in TRICKY + ["The U.S. and the U.K. said"]:
+        assert fast.tokens(text) == [t.text for t in older(text)]
+    assert fast.tokens("The U.S. said") == ["u", "s", "said"]
+
+
 def test_fast_text_refuses_other_analyzers() -> None:
     from whoosh import fields
     assert analysis.FastText.for_field(fields.TEXT()) is None  # Whoosh's StandardAnalyzer

@@ -32,6 +32,15 @@ def test_analyzer_keeps_us_the_country_and_reads_curly_apostrophes() -> None:
         analyse("Hezbollah's fighters didn't retreat") == ["hezbollah", "fighter", "retreat"]
 
 
+def test_analyzer_joins_dotted_abbreviations_and_drops_lone_letters() -> None:
+    # "U.S." and "US" meet; an initial or a stray letter is no word; "J.Smith" is no acronym
+    assert analyse("U.S. troops") == analyse("US troops") == ["us", "troop"]
+    assert analyse("the U.S.-led talks in the U.K.") == ["us", "led", "talk", "uk"]
+    assert analyse("J. K. Rowling and J.K. Rowling, J.Smith") == ["rowl", "jk", "rowl", "smith"]
+    assert analyse("vitamin C at 3 p.m.") == ["vitamin", "3", "pm"]
+    assert analyse("bbc.co.uk 3.5") == ["bbc", "co", "uk", "3", "5"]
+
+
 def test_schema_boosts_titles_stores_bodies_and_sorts_dates() -> None:
     schema = store.build_schema()
     assert schema["title"].format.field_boost == 2.0

@@ -1,7 +1,7 @@
 // Query analysis identical to archive/store.py news_analyzer(), so queries meet indexed
 // terms. tests/test_js_analysis.py checks it against Python.
 
-/** archive.analysis.STOP_WORDS (Snowball's list without "us"). */
+/** archive.analysis.STOP_WORDS (Snowball's list without "us", plus the letters a-z). */
 export const STOP_WORDS = new Set(`a about above after again against all am an and any are aren't
 as at be because been before being below between both but by can can't cannot could couldn't did
 didn't do does doesn't doing don't down during each few for from further had hadn't has hasn't
@@ -12,15 +12,17 @@ she'll she's should shouldn't so some such than that that's the their theirs the
 there there's these they they'd they'll they're they've this those through to too under until up
 very was wasn't we we'd we'll we're we've were weren't what what's when when's where where's which
 while who who's whom why why's will with won't would wouldn't you you'd you'll you're you've your
-yours yourself yourselves`.split(/\s+/));
+yours yourself yourselves
+a b c d e f g h i j k l m n o p q r s t u v w x y z`.split(/\s+/));
 
-// TOKEN_PATTERN r"\w+(?:['\u2019]\w+)*"; Python's \w = isalnum() or "_": L*, N*, not marks.
-const WORD = /[\p{L}\p{N}_]+(?:['\u2019][\p{L}\p{N}_]+)*/gu;
+// TOKEN_PATTERN r"[^\W\d_](?:\.[^\W\d_])+(?!\w)\.?|\w+(?:['\u2019]\w+)*"; Python's \w =
+// isalnum() or "_": L*, N*, not marks; [^\W\d_] (a letter) = L*, Nl, No (\d is Nd).
+const WORD = /[\p{L}\p{Nl}\p{No}](?:\.[\p{L}\p{Nl}\p{No}])+(?![\p{L}\p{N}_])\.?|[\p{L}\p{N}_]+(?:['\u2019][\p{L}\p{N}_]+)*/gu;
 
-/** Words of `text`, lower-cased, ’ made ', stop words kept. */
+/** Words of `text`, lower-cased, ’ made ', dots dropped ("U.S." -> "us"), stop words kept. */
 export function tokenize(text) {
   // Per token, as Whoosh: lower() can change what is a word ("İ" -> "i" + combining dot).
-  return Array.from(text.matchAll(WORD), (m) => m[0].toLowerCase().replace(/\u2019/g, "'"));
+  return Array.from(text.matchAll(WORD), (m) => m[0].toLowerCase().replace(/\u2019/g, "'").replace(/\./g, ""));
 }
 
 /** Index terms of `text`: tokens, minus stop words, stemmed. */

@@ -726,7 +726,8 @@
 
   // --- excerpts -----------------------------------------------------------------------------
 
-  const WORD = /[\p{L}\p{N}\p{Mn}_]+(?:['\u2019][\p{L}\p{N}_]+)*/gu;
+  // analysis.js's words (a dotted abbreviation whole), marks kept inside a word for excerpts
+  const WORD = /[\p{L}\p{Nl}\p{No}](?:\.[\p{L}\p{Nl}\p{No}])+(?![\p{L}\p{N}_])\.?|[\p{L}\p{N}\p{Mn}_]+(?:['\u2019][\p{L}\p{N}_]+)*/gu;
 
   /** Stems a result should highlight: the query's words and phrases, not negated ones. */
   function highlightStems(text) {
@@ -747,7 +748,7 @@
     const out = [];
     if (!stems.size) return out;
     for (const m of text.matchAll(WORD)) {
-      const t = m[0].toLowerCase().replace(/\u2019/g, "'");
+      const t = m[0].toLowerCase().replace(/\u2019/g, "'").replace(/\./g, "");
       if (A.STOP_WORDS.has(t)) continue;
       const s = A.stem(t);
       if (stems.has(s)) out.push([m.index, m.index + m[0].length, s]);
