@@ -490,6 +490,10 @@ def site_command(index_dir: Path, out: Path, templates_dir: Path | None, base_ur
         except OSError as exc:
             raise click.ClickException(f"cannot write the changes list {changes_file}: "
                                        f"{exc.strerror or exc}") from None
+    if report.older_analysis and not as_json:
+        click.echo(f"Warning: {index_dir} was indexed by an older version, which splits words "
+                   "like \"U.S.\" differently: the site's search may miss them; "
+                   "`archive index --rebuild` brings it up to date.", err=True)
     if as_json:
         emit_json({**report.to_dict(), "out": str(out)})
     elif report.skipped:

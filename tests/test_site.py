@@ -3,6 +3,7 @@ and incremental rebuilds, on real indexes built in temp folders."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -654,3 +655,40 @@ def test_undated_articles_come_after_the_dated_ones_on_a_list_page(
     _, out = built
     ap = (out / "sources/ap/index.html").read_text("utf-8")
     assert ap.index("Volcano erupts") < ap.index("Timeless story")
+
+
+def test_site_warns_when_the_index_was_analysed_by_an_older_analyzer(tmp_path: Path) -> None:
+    """An index keeps the analyzer it was made with (its schema holds it) and searches alike;
+    the site's browser client analyses as the archive does now, so the build says a rebuild
+    would bring the index up to date, and still builds."""
+    from unittest import mock
+
+    from whoosh.analysis import (LowercaseFilter, PyStemmerFilter, RegexTokenizer, StopFilter,
+                                 SubstitutionFilter)
+
+    from archive import analysis
+    from archive.store import schema
+
+    def older() -> object:  # before "U.S." was one word and lone letters stop words
+        return (RegexTokenizer(r"\w+(?:['\u2019]\w+)*") | LowercaseFilter()
+                | SubstitutionFilter("\u2019", "'")
+                | StopFilter(stoplist=analysis.STOP_WORDS - set("bcdefghjklmnopqrstuvwxyz"),
+                             minsize=1)
+                | PyStemmerFilter("english", cachesize=100_000))
+
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    with mock.patch.object(schema, "news_analyzer", older):
+        old_index = index_folder(tmp_path / "old", ARTICLES)
+    new_index = index_folder(tmp_path / "new", ARTICLES)
+    runner = CliRunner(mix_stderr=False) if "mix_stderr" in \
+        CliRunner.__init__.__code__.co_varnames else CliRunner()
+    for index, warned in ((old_index, True), (new_index, False)):
+        result = runner.invoke(main, ["site", "--index", str(index), "--out",
+                                      str(index.parent / "site")])
+        assert result.exit_code == 0, result.output
+        assert ("indexed by an older version" in result.stderr) is warned
+        assert "--rebuild" in result.stderr if warned else result.stderr == ""
+        as_json = runner.invoke(main, ["site", "--index", str(index), "--out",
+                                       str(index.parent / "site2"), "--json"])
+        assert json.loads(as_json.stdout)["older_analysis"] is warned

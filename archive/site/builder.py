@@ -22,7 +22,7 @@ from typing import Any
 
 import jinja2
 
-from archive import processes, render, store
+from archive import analysis, processes, render, store
 from archive.query import Filters
 from archive.search import Archive, FacetCount, Hit, Listed, ResultsPage
 from archive.site import chart, listings_cache, related_cache, state, urls
@@ -77,6 +77,9 @@ class BuildReport:
     skipped: bool = False   # nothing changed since the last build: nothing was rendered
     seconds: float = 0.0
     search: dict[str, Any] = field(default_factory=dict)  # the search bundle's BundleReport
+    #: the index was analysed by an older analyzer than the browser client's (which
+    #: analyses as ``news_analyzer``): its search may miss some words until a rebuild
+    older_analysis: bool = False
     #: ``A path`` / ``M path`` / ``D path`` per file added, modified, deleted (not in JSON)
     changes: list[str] = field(default_factory=list, repr=False)
 
@@ -121,7 +124,9 @@ def build_site(index_dir: Path, out: Path, config: SiteConfig = SiteConfig(),
             from archive.distributed.site import DistributedBundle  # only a Dask build needs it
             bundle = DistributedBundle(cluster, archive, index_dir)
         site.build(procs or (2 if processes.second_process_pays() else 1), bundle)
-        report = BuildReport(articles=site.articles, search=site.search_report)
+        report = BuildReport(articles=site.articles, search=site.search_report,
+                             older_analysis=not analysis.analyses_alike(
+                                 archive.searcher.schema["body"].analyzer))
     report.removed = folder.remove_stale(set(previous.get("files", [])))
     report.pages, report.written = len(folder.produced), folder.written
     report.added, report.changed = folder.added, folder.changed
