@@ -7,6 +7,8 @@ relevance  archive eval vs bm25s, FTS5 and plain Whoosh BM25F on every available
 levers     the leave-one-collection-out selection alone, against the last relevance run's peers
 lead-titles  titles made from the lead searched as titles or not, on the titled collections with
            their titles taken away (bench/lead_titles.py)
+analyzers  the analyzer's levers (dotted abbreviations, single letters) by
+           leave-one-collection-out, each collection indexed four ways (bench/analyzers.py)
 index      indexing: full build, unchanged re-run, +1%/~1% re-run; vs FTS5
 queries    p50/p95 latency of top-10 searches with highlights; vs FTS5
 sidecars   a full build with no columnar sidecars, sidecars from the writer, sidecars read back
@@ -158,6 +160,40 @@ def cmd_lead_titles(args: argparse.Namespace) -> dict:
         print(f"mean ratio (not searched / searched): at the archive's setting "
               f"{result['mean']['ratio_now']:.3f}, each at its best "
               f"{result['mean']['ratio_best']:.3f}")
+    return result
+
+
+def cmd_analyzers(args: argparse.Namespace) -> dict:
+    from bench import analyzers, relevance, testcollections
+    last = args.results / "relevance.json"
+    if not last.is_file():
+        raise SystemExit(f"{last} missing: run `python -m bench relevance` first (it gives the "
+                         "peers' MAP the selection is measured against)")
+    best = relevance.best_peers(json.loads(last.read_text("utf-8"))["rows"])
+    names = [n for n in args.collection or testcollections.COLLECTIONS
+             if n in best and testcollections.paths(args.data, n)[0].is_file()]
+    if len(names) < 2:
+        raise SystemExit("leave-one-out needs two collections with a relevance row and records")
+    result = analyzers.run(args.data, args.data / "analyzers", best, names,
+                           progress=lambda step: print(f"  {step}", file=sys.stderr))
+    print(f"MAP at the ranking setting in use ({result['setting']}), each analyzer; criterion: "
+          f"mean MAP / best peer; held out: the mean of its own grid selection over "
+          f"{result['settings']} settings")
+    columns = [("analyzer", "analyzer", ""), *((n, n, ".4f") for n in result["collections"]),
+               ("criterion", "criterion", ".3f"), ("grid_loo", "grid held out", ".3f")]
+    print(table(result["variants"], columns))
+    print(f"\nAmong all four: the analyzer alone, picked on the others, held-out mean "
+          f"{result['alone_mean']:.3f}, picked on all: {result['alone_pick']}; with the grid, "
+          f"held-out mean {result['joint_mean']:.3f}, picked on all: {result['joint_pick']}")
+    finding = result["finding_abbreviations"]
+    print('\nAmong the analyzers that find "U.S.": the analyzer alone, at the setting in use, '
+          "picked on the others:")
+    print(table(finding["alone"], analyzers.ROW_COLUMNS))
+    print(f"held-out mean {finding['alone_mean']:.3f}; picked on all: {finding['alone_pick']} "
+          f"({'the archive' if finding['alone_pick_is_archive'] else 'NOT the archive'}'s)")
+    print("\nThe same, analyzer and ranking setting picked together:")
+    print(table(finding["joint"], analyzers.ROW_COLUMNS))
+    print(f"held-out mean {finding['joint_mean']:.3f}; picked on all: {finding['joint_pick']}")
     return result
 
 
@@ -345,6 +381,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="titles made from the lead, searched or not (titles taken away)")
     p.add_argument("--collection", action="append",
                    choices=("cisi", "cranfield", "adi", "cacm", "lisa", "reuters"))
+    p = sub.add_parser("analyzers",
+                       help="the analyzer's levers by leave-one-collection-out (four indexes each)")
+    p.add_argument("--collection", action="append",
+                   choices=("cisi", "cranfield", "adi", "cacm", "lisa", "npl", "reuters"))
     for name, text in (("index", "indexing speed vs FTS5"), ("queries", "query latency vs FTS5")):
         p = sub.add_parser(name, help=text)
         p.add_argument("--corpus", action="append", metavar="NAME=PATH",

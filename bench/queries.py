@@ -46,7 +46,7 @@ KINDS = ("one-word", "two-word", "phrase", "field+date", "sorted")
 def ensure_indexes(name: str, source: Path, folder: Path) -> tuple[Path, Path]:
     index, db = folder / name, folder / f"{name}.sqlite"
     marker = index / ".bench-complete"
-    if not marker.is_file() or not db.is_file():
+    if not marker.is_file() or not db.is_file() or not _analysed_as_now(index):
         if index.exists():
             shutil.rmtree(index)
         folder.mkdir(parents=True, exist_ok=True)
@@ -57,6 +57,13 @@ def ensure_indexes(name: str, source: Path, folder: Path) -> tuple[Path, Path]:
         from archive import columns, store
         columns.sync_columns(index, store.open_index(index))
     return index, db
+
+
+def _analysed_as_now(index: Path) -> bool:
+    """Whether a kept index was analysed as the archive analyses now (else it is rebuilt: its
+    words, and so its results, would be an older version's)."""
+    from archive import analysis, store
+    return analysis.analyses_alike(store.open_index(index).schema["body"].analyzer)
 
 
 def title_words(title: str) -> list[str]:

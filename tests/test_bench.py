@@ -133,6 +133,74 @@ def test_lead_titles_compares_the_made_titles_searched_and_not(
     assert lengths["lead-searched"] > 0 and lengths["lead-not-searched"] == 0
 
 
+def test_analyzers_builds_each_collection_four_ways_and_selects_by_leave_one_out(
+        corpora: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from whoosh import index
+
+    from bench import analyzers
+
+    bench(corpora, tmp_path, capsys, "convert")
+    # the peers' MAP the ratios are over: a relevance run's rows (bm25s is not needed here)
+    (tmp_path / "results").mkdir(exist_ok=True)
+    (tmp_path / "results" / "relevance.json").write_text(json.dumps({"rows": [
+        {"collection": c, "system": system, "map": m} for c in ("cisi", "cranfield")
+        for system, m in (("archive", 0.5), ("bm25s", 0.4), ("fts5", 0.3))]}), "utf-8")
+    out = bench(corpora, tmp_path, capsys, "analyzers")
+    result = _result(tmp_path, "analyzers")
+    assert [v["analyzer"] for v in result["variants"]] == [v.label for v in analyzers.VARIANTS]
+    assert [r["collection"] for r in result["alone"]] == ["cisi", "cranfield"]
+    assert [r["collection"] for r in result["joint"]] == ["cisi", "cranfield"]
+    assert all(0 <= r["map"] <= 1 and r["best_peer"] == 0.4 for r in result["alone"])
+    assert "Among all four" in out and "picked together" in out
+    finding = result["finding_abbreviations"]
+    assert [v["analyzer"] for v in finding["variants"]] == \
+        [v.label for v in analyzers.FINDING_ABBREVIATIONS]
+    assert "abbreviations joined" in finding["alone_pick"]
+    # each index was analysed by its own variant's chain (the schema keeps it)
+    for variant in analyzers.VARIANTS:
+        folder = tmp_path / "data" / "analyzers" / "cisi" / \
+            variant.label.replace(", ", "-").replace(" ", "-")
+        with index.open_dir(str(folder), indexname="archive").reader() as reader:
+            got = [t.text for t in reader.schema["body"].analyzer("the U.S. and vitamin C")]
+        assert got == {(False, False): ["u", "s", "vitamin", "c"],
+                       (False, True): ["vitamin"], (True, False): ["us", "vitamin", "c"],
+                       (True, True): ["us", "vitamin"]}[(variant.abbreviations,
+                                                         variant.letters)]
+
+
+def test_analyzers_archive_variant_is_the_archives_analyzer() -> None:
+    from archive.analysis import news_analyzer
+    from bench import analyzers
+
+    ours, theirs = analyzers.ARCHIVE.analyzer(), news_analyzer()
+    assert [type(i) for i in ours.items] == [type(i) for i in theirs.items]
+    text = "The U.S.-led talks, J. K. Rowling's e.g. vitamin C at 3 p.m. don\u2019t x.y bbc.co.uk"
+    assert [t.text for t in ours(text)] == [t.text for t in theirs(text)]
+    assert len({v.label for v in analyzers.VARIANTS}) == 4
+
+
+def test_analyzers_selection_picks_on_the_others() -> None:
+    """Left out, each collection gets the analyzer best on the other two: x gets A (A's lead
+    on z outweighs B's on y), y and z get B; B is the pick on all three."""
+    from bench import analyzers, levers
+
+    a, b = analyzers.VARIANTS[0], analyzers.ARCHIVE
+    now, other = levers.Setting(), levers.Setting(k1=1.2)
+    maps = {v: {} for v in analyzers.VARIANTS}
+    for v in analyzers.VARIANTS:
+        for name, (ma, mb) in {"x": (0.40, 0.85), "y": (0.40, 0.50), "z": (0.70, 0.30)}.items():
+            maps[v][name] = {now: ma if v == a else mb if v == b else 0.1, other: 0.05}
+    result = analyzers.select(maps, {"x": 0.4, "y": 0.4, "z": 0.4}, [now, other], now)
+    picks = {r["collection"]: r["picked"] for r in result["alone"]}
+    assert picks["x"].startswith(a.label + ";")
+    assert picks["y"].startswith(b.label + ";") and picks["z"].startswith(b.label + ";")
+    assert result["alone_pick"].startswith(b.label + ";") and result["alone_pick_is_archive"]
+    assert result["alone_mean"] == pytest.approx((0.40 + 0.50 + 0.30) / 0.4 / 3)
+    assert result["joint_mean"] == pytest.approx(result["alone_mean"])  # `other` never wins
+    assert [v["criterion"] for v in result["variants"] if v["archive"]] == \
+        [pytest.approx((0.85 + 0.50 + 0.30) / 0.4 / 3)]
+
+
 def test_examples(corpora: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from bench.examples import QUERIES
     out = bench(corpora, tmp_path, capsys, "examples")
