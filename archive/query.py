@@ -305,6 +305,27 @@ def free_text_query(schema: Any, text: str) -> wq.Query | None:
                   for term, k in counts.items()])
 
 
+#: A query's bare words as typed: runs without space, brackets or quotes (a leading + or -,
+#: and a trailing comma or full stop, are not the word's)
+_TYPED_WORD = re.compile(r"[^\s()\"]+")
+
+
+def unsearched(schema: Any, text: str) -> tuple[str, ...]:
+    """The query's bare words the index does not search, as typed: words the analyzer leaves
+    out whole (common words, single letters). A search for only such words finds nothing, and
+    a reader should be told why. Operators, fields, wildcards and fuzzy words are not bare."""
+    analyzer = schema[SEARCH_FIELDS[0]].analyzer
+    out: dict[str, None] = {}
+    for match in _TYPED_WORD.finditer(text):
+        word = match.group(0).lstrip("+-").rstrip(",")
+        if word in ("AND", "OR", "NOT", "TO") or not re.search(r"\w", word) \
+                or any(c in word for c in ":*?~^[]{}"):
+            continue
+        if not any(True for _ in analyzer(word)):
+            out.setdefault(word)
+    return tuple(out)
+
+
 def suggest(searcher: Any, schema: Any, text: str) -> str | None:
     """The query with each unknown word replaced by the closest title word, if any.
 

@@ -94,6 +94,7 @@ class ResultsPage:
     facets: dict[str, tuple[FacetCount, ...]] = field(default_factory=dict)
     suggestion: str | None = None
     relaxed: bool = False  # no article had every word: these have some (``query.relax``)
+    unsearched: tuple[str, ...] = ()  # the query's words no search looks for (``the``, ``c``)
 
     @property
     def pages(self) -> int:
@@ -270,7 +271,8 @@ class Archive:
         return ResultsPage(
             query=text, total=len(ranked), page=page, page_size=page_size, sort=sort,
             hits=hits, facets=self._facets(sorted(results.docs())) if facets else {},
-            suggestion=suggestion, relaxed=relaxed)
+            suggestion=suggestion, relaxed=relaxed,
+            unsearched=query.unsearched(self.index.schema, text))
 
     def matching(self, text: str = "", *, filters: Filters | None = None,
                  all_copies: bool = False) -> Matches:
@@ -398,7 +400,8 @@ class Archive:
         return ResultsPage(
             query=answer.text, total=total, page=page, page_size=page_size, sort=answer.sort,
             hits=hits, facets=self._facet_page(counts) if facets else {},
-            suggestion=answer.suggestion, relaxed=answer.relaxed)
+            suggestion=answer.suggestion, relaxed=answer.relaxed,
+            unsearched=query.unsearched(self.index.schema, answer.text))
 
     def _one_per_story(self, ranked: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
         """Collapse wire copies: the first (best-ranked) article of each cluster."""
@@ -784,6 +787,7 @@ def page_to_dict(page: ResultsPage) -> dict[str, Any]:
         "hits": [hit_to_dict(h) for h in page.hits],
         "facets": {name: [asdict(f) for f in counts] for name, counts in page.facets.items()},
         "suggestion": page.suggestion, "relaxed": page.relaxed,
+        "unsearched": list(page.unsearched),
     }
 
 

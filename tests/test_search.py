@@ -51,6 +51,21 @@ def test_relaxed_results_rank_articles_with_more_of_the_words_first(search) -> N
     assert ranked[0] == VOLCANO and ranked.index(ELECTION) < ranked.index(ORCHESTRA)
 
 
+def test_words_no_search_looks_for_are_named(news_index) -> None:  # noqa: ANN001
+    page = news_index.json("search", "the of", exit_code=1)
+    assert (page["total"], page["unsearched"]) == (0, ["the", "of"])
+    result = news_index("search", "the C")
+    shown = result.stdout
+    assert result.exit_code == 1 and "No articles match the C." in shown
+    assert "Not searched: the, C (common words and single letters" in shown
+    # a word the index searches is not named; neither are fields, operators or wildcards
+    assert news_index.json("search", "volcano ash")["unsearched"] == []
+    assert news_index.json("search", 'volcano OR "volcano of ash" OR title:the OR vol*'
+                           )["unsearched"] == ["of"]
+    # "U.S." is one word the index searches (a dotted abbreviation), "C" a single letter
+    assert news_index.json("search", "U.S. vitamin C", exit_code=1)["unsearched"] == ["C"]
+
+
 def test_a_misspelt_word_is_suggested_from_the_word_as_typed(news_index) -> None:  # noqa: ANN001
     # Whoosh's own correct_query corrects the stems ("vilag"), suggesting words near those
     page = news_index.json("search", "volcanoes vilage erupst")
