@@ -607,6 +607,12 @@ def test_boolean_phrase_filter_sort_and_follow(site: SiteUnderTest, page: Page,
     search.wait_for(2)
     assert search.slugs() == [IVORY, GHANA]  # sort stays "oldest"
 
+    # A query of words no search looks for says so, as the CLI does.
+    search.search("the C")
+    expect(search.status).to_have_text("Only common words and single letters, which no search "
+                                       "looks for: add a more specific word.")
+    expect(search.results).to_have_count(0)
+
     # What the static search cannot run gets a clear message, not wrong results.
     search.search("hezbol*")
     expect(search.status).to_contain_text("wildcard")

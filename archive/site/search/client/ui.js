@@ -88,7 +88,7 @@
       return;
     }
     if (mine !== run) return;
-    if (result.stopWordsOnly) { say("Only very common words: add a more specific word."); list.replaceChildren(); return; }
+    if (result.stopWordsOnly) { say("Only common words and single letters, which no search looks for: add a more specific word."); list.replaceChildren(); return; }
     await renderHits(state, result, mine);
     if (mine !== run) return;
     announce(state, result);
