@@ -305,8 +305,8 @@ def free_text_query(schema: Any, text: str) -> wq.Query | None:
                   for term, k in counts.items()])
 
 
-#: A query's bare words as typed: runs without space, brackets or quotes (a leading + or -,
-#: and a trailing comma or full stop, are not the word's)
+#: A query's bare words as typed: runs without space, brackets or quotes (``unsearched``
+#: takes a leading + or - and a trailing comma off)
 _TYPED_WORD = re.compile(r"[^\s()\"]+")
 
 
