@@ -305,6 +305,9 @@ def free_text_query(schema: Any, text: str) -> wq.Query | None:
                   for term, k in counts.items()])
 
 
+#: The query language's operator words, as typed (upper case): never a word to look for
+_OPERATORS = ("AND", "OR", "NOT", "TO")
+
 #: A query's bare words as typed: runs without space, brackets or quotes (``unsearched``
 #: takes a leading + or - and a trailing comma off)
 _TYPED_WORD = re.compile(r"[^\s()\"]+")
@@ -318,7 +321,7 @@ def unsearched(schema: Any, text: str) -> tuple[str, ...]:
     out: dict[str, None] = {}
     for match in _TYPED_WORD.finditer(text):
         word = match.group(0).lstrip("+-").rstrip(",")
-        if word in ("AND", "OR", "NOT", "TO") or not re.search(r"\w", word) \
+        if word in _OPERATORS or not re.search(r"\w", word) \
                 or any(c in word for c in ":*?~^[]{}"):
             continue
         if not any(True for _ in analyzer(word)):
@@ -344,7 +347,7 @@ def suggest(searcher: Any, schema: Any, text: str) -> str | None:
 
     def fix(match: re.Match[str]) -> str:
         word = match.group(0)
-        if word in ("AND", "OR", "NOT", "TO") or match.start() and \
+        if word in _OPERATORS or match.start() and \
                 text[match.start() - 1] == ":":
             return word
         terms = [t.text for t in analyzer(word)]

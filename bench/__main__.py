@@ -134,13 +134,18 @@ def print_levers(data: Path, names: list[str], best_peer: dict[str, float],
     return result
 
 
-def cmd_levers(args: argparse.Namespace) -> dict:
-    from bench import relevance, testcollections
+def last_relevance_rows(args: argparse.Namespace) -> list[dict]:
+    """The last relevance run's rows: the peers' MAP a lever selection is measured against."""
     last = args.results / "relevance.json"
     if not last.is_file():
         raise SystemExit(f"{last} missing: run `python -m bench relevance` first (it gives the "
                          "peers' MAP the selection is measured against)")
-    rows = json.loads(last.read_text("utf-8"))["rows"]
+    return json.loads(last.read_text("utf-8"))["rows"]
+
+
+def cmd_levers(args: argparse.Namespace) -> dict:
+    from bench import relevance, testcollections
+    rows = last_relevance_rows(args)
     best = relevance.best_peers(rows)
     named = relevance.best_peers(rows, relevance.NAMED_PEERS)
     names = [n for n in args.collection or testcollections.COLLECTIONS
@@ -165,11 +170,7 @@ def cmd_lead_titles(args: argparse.Namespace) -> dict:
 
 def cmd_analyzers(args: argparse.Namespace) -> dict:
     from bench import analyzers, relevance, testcollections
-    last = args.results / "relevance.json"
-    if not last.is_file():
-        raise SystemExit(f"{last} missing: run `python -m bench relevance` first (it gives the "
-                         "peers' MAP the selection is measured against)")
-    best = relevance.best_peers(json.loads(last.read_text("utf-8"))["rows"])
+    best = relevance.best_peers(last_relevance_rows(args))
     names = [n for n in args.collection or testcollections.COLLECTIONS
              if n in best and testcollections.paths(args.data, n)[0].is_file()]
     if len(names) < 2:

@@ -681,8 +681,7 @@ def test_site_warns_when_the_index_was_analysed_by_an_older_analyzer(tmp_path: P
     with mock.patch.object(schema, "news_analyzer", older):
         old_index = index_folder(tmp_path / "old", ARTICLES)
     new_index = index_folder(tmp_path / "new", ARTICLES)
-    runner = CliRunner(mix_stderr=False) if "mix_stderr" in \
-        CliRunner.__init__.__code__.co_varnames else CliRunner()
+    runner = CliRunner()
     for index, warned in ((old_index, True), (new_index, False)):
         result = runner.invoke(main, ["site", "--index", str(index), "--out",
                                       str(index.parent / "site")])
