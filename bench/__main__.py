@@ -55,7 +55,7 @@ def corpus_list(args: argparse.Namespace) -> list[tuple[str, Path]]:
 
 def cmd_convert(args: argparse.Namespace) -> dict:
     from bench import testcollections
-    for name in testcollections.COLLECTIONS:
+    for name in testcollections.COLLECTIONS + testcollections.CHECKS:
         reason = testcollections.missing(args.corpora, args.data, name)
         if reason:
             print(f"skipped {name}: {reason}")
@@ -83,7 +83,7 @@ def cmd_fetch_collections(args: argparse.Namespace) -> dict:
 def cmd_relevance(args: argparse.Namespace) -> dict:
     from bench import relevance, testcollections
     names, skipped = [], {}
-    for name in args.collection or testcollections.COLLECTIONS:
+    for name in args.collection or testcollections.COLLECTIONS + testcollections.CHECKS:
         reason = testcollections.missing(args.corpora, args.data, name)
         if reason and not testcollections.paths(args.data, name)[0].is_file():
             skipped[name] = reason
@@ -102,7 +102,7 @@ def cmd_relevance(args: argparse.Namespace) -> dict:
     print()
     print(table(relevance.summary(rows), relevance.SUMMARY_COLUMNS))
     payload = {"rows": rows, "summary": relevance.summary(rows), "skipped": skipped}
-    if not args.no_levers and names:
+    if not args.no_levers and set(names) - set(testcollections.CHECKS):
         print()
         payload["levers"] = print_levers(args.data, names, relevance.best_peers(rows),
                                          relevance.best_peers(rows, relevance.NAMED_PEERS))
@@ -115,22 +115,30 @@ def print_levers(data: Path, names: list[str], best_peer: dict[str, float],
     result = levers.run(data, names, best_peer, named_peer=named_peer)
     computable = result["computable"]
     for head, part in (
-            ("Leave-one-collection-out over {settings} settings (criterion: mean of MAP / "
-             "best peer's MAP over the collections picked on):", result),
+            ("Leave-one-collection-out over {settings} settings (a setting's ratio on a "
+             "collection: its MAP / the best peer's MAP; picked by the worst collection's "
+             "ratio, then the mean, over the collections picked on):", result),
             ("\nThe same over the {settings} settings every scorer computes (no df=any: "
              "Whoosh, the columns and the site's lists keep no count of articles holding a "
              "word in any field):", computable)):
         print(head.format(settings=part["settings"]))
         print(table(part["loo"], levers.LOO_COLUMNS))
-        print(f"mean held-out MAP / best peer: {part['loo_mean_ratio']:.3f}"
-              + (f"; / best of {', '.join(relevance.NAMED_PEERS)}: "
+        print(f"held-out MAP / best peer: worst {part['loo_worst_ratio']:.3f}, mean "
+              f"{part['loo_mean_ratio']:.3f}"
+              + (f"; / best of {', '.join(relevance.NAMED_PEERS)}: worst "
+                 f"{part['loo_worst_named_ratio']:.3f}, mean "
                  f"{part['loo_mean_named_ratio']:.3f}" if part.get("loo_mean_named_ratio")
                  else ""))
-        print(f"picked on all {len(names)}: {part['chosen_label']} "
-              f"(criterion {part['chosen_criterion']:.3f})")
+        print(f"picked on all {len(part['loo'])}: {part['chosen_label']} "
+              f"(worst {part['chosen_worst']:.3f}, mean {part['chosen_criterion']:.3f})")
+    if result["checks"]:
+        print("\nOn the collections only measured on (never picked with), the setting in use "
+              "and the pick among the settings every scorer computes:")
+        print(table(result["checks"], levers.CHECK_COLUMNS))
     if result["current_criterion"] is not None:
         print(f"archive/ranking.py now: {result['current_label']} "
-              f"(criterion {result['current_criterion']:.3f}): {levers.verdict(result)}")
+              f"(worst {result['current_worst']:.3f}, mean {result['current_criterion']:.3f}): "
+              f"{levers.verdict(result)}")
     return result
 
 
@@ -148,7 +156,7 @@ def cmd_levers(args: argparse.Namespace) -> dict:
     rows = last_relevance_rows(args)
     best = relevance.best_peers(rows)
     named = relevance.best_peers(rows, relevance.NAMED_PEERS)
-    names = [n for n in args.collection or testcollections.COLLECTIONS
+    names = [n for n in args.collection or testcollections.COLLECTIONS + testcollections.CHECKS
              if n in best and (args.data / n / "index").is_dir()]
     if not names:
         raise SystemExit("no collection has both a relevance row and an index")
@@ -368,16 +376,19 @@ def main(argv: list[str] | None = None) -> int:
                        help="write bench/data/raw/<name>/ from local git copies (git show)")
     p.add_argument("--from", dest="mirror", type=Path, required=True,
                    help="folder holding the repositories (OWNER+NAME/repo or NAME)")
-    p.add_argument("--collection", action="append", choices=("adi", "cacm", "lisa", "npl"))
+    p.add_argument("--collection", action="append",
+                   choices=("adi", "cacm", "lisa", "npl", "cf", "scifact"))
     p = sub.add_parser("relevance",
                        help="MAP/nDCG@10/P@10/R@100 vs bm25s, FTS5 and Whoosh BM25F")
     p.add_argument("--collection", action="append",
-                   choices=("cisi", "cranfield", "adi", "cacm", "lisa", "npl", "reuters"))
+                   choices=("cisi", "cranfield", "adi", "cacm", "lisa", "npl", "reuters", "cf",
+                            "scifact"))
     p.add_argument("--no-levers", action="store_true",
                    help="skip the leave-one-collection-out lever selection")
     p = sub.add_parser("levers", help="leave-one-collection-out lever selection alone")
     p.add_argument("--collection", action="append",
-                   choices=("cisi", "cranfield", "adi", "cacm", "lisa", "npl", "reuters"))
+                   choices=("cisi", "cranfield", "adi", "cacm", "lisa", "npl", "reuters", "cf",
+                            "scifact"))
     p = sub.add_parser("lead-titles",
                        help="titles made from the lead, searched or not (titles taken away)")
     p.add_argument("--collection", action="append",

@@ -58,18 +58,47 @@ distributions copied into these repositories):
   so an unlabelled story there is a judged non-relevant one (stories outside it were never
   categorised), and ModApte's test split is the standard one for these labels; it also keeps
   the run short. Doc ids are the stories' ``NEWID``.
+
+Two more collections are only measured on (``CHECKS``): no lever, parameter or analyzer is
+picked with them (``python -m bench relevance`` scores them; the lever selection leaves them out
+and reports the setting in use beside its pick there). They were fetched on 2026-12-07, after
+every setting above had been chosen:
+
+* CF, Cystic Fibrosis (Shaw, Wood, Wood and Tibbo 1991; 1,239 docs, 100 queries, all judged):
+  brse01/information-retrieval @ 80f3552231f437e367c39c6d7ab930a361703417, ``cfc/cf74`` ..
+  ``cfc/cf79``, ``cfc/cfquery`` (no licence stated; the files carry the distribution's 1989
+  copyright note). Tagged records (``RN`` record number, ``TI`` title, ``AB`` abstract or, in
+  454 records, ``EX`` extract; continuation lines indented); ``RN``/``QN`` zero-padded with a
+  trailing space, written without the zeros. Judgments (``RD``) are pairs of doc number and a
+  four-digit score, one digit (0-2) per judge; the grade written is their sum (1-8), every
+  listed pair relevant. The pairs wrap across lines and a four-digit doc number can touch the
+  score before it, so the block is split on whitespace and read in pairs. Record 124 of
+  ``cf74`` has a damaged abstract tag (high bits set in the distribution itself): its
+  abstract is left out, its title kept.
+* SciFact (Wadden et al. 2020; 5,183 abstracts, 300 claims): sumithra-p-v/claimverifier @
+  b42f1c3444b28884ddcfadffafbfe223646c6c37, ``data/scifact.zip`` (the allenai CSV export; no
+  licence stated in the repository). Docs from ``corpus_train.csv`` (``doc_id``, ``title``,
+  ``abstract`` a printed list of quoted sentences, joined with spaces); queries the distinct
+  claims of ``claims_validation.csv`` (BEIR's test split: a row per evidence set, so claims
+  repeat), relevant (grade 1) the ``cited_doc_ids`` of each (339 pairs).
 """
 
 from __future__ import annotations
 
+import ast
+import csv
 import html
+import io
 import json
 import re
 import subprocess
+import zipfile
 from pathlib import Path
 from typing import Any
 
 COLLECTIONS = ("cisi", "cranfield", "adi", "cacm", "lisa", "npl", "reuters")
+CHECKS = ("cf", "scifact")
+"""Collections only measured on, never picked with (see the module docstring)."""
 SHARED = {"cisi": "cisi", "cranfield": "cranfield", "reuters": "reuters21578"}
 """Collections read from the shared corpora folder (name -> folder); the rest from raw."""
 MIN_STORIES, MAX_STORIES = 5, 300
@@ -316,16 +345,80 @@ def convert_reuters(src: Path, out: Path) -> dict[str, int]:
     return _write(out, docs, queries, [(t, d, 1) for t in kept for d in labelled[t]])
 
 
+_TAGGED = re.compile(r"^([A-Z][A-Z]) (.*)$")
+
+
+def parse_tagged(text: str, first: str) -> list[dict[str, list[str]]]:
+    """CF's records: a line ``XX text`` opens field XX, indented lines continue it, the tag
+    ``first`` opens a record. A line that is neither (a damaged tag) ends the field before it
+    and its text is dropped."""
+    records: list[dict[str, list[str]]] = []
+    field: list[str] | None = None
+    for line in text.splitlines():
+        m = _TAGGED.match(line)
+        if m and m.group(1) == first:
+            records.append({})
+        if not records:
+            continue
+        if m:
+            field = records[-1].setdefault(m.group(1), [])
+            field.append(m.group(2).strip())
+        elif line.startswith(" ") and field is not None:
+            field.append(line.strip())
+        elif line.strip():
+            field = None
+    return records
+
+
+def convert_cf(src: Path, out: Path) -> dict[str, int]:
+    docs = []
+    for part in REQUIRED["cf"][:-1]:
+        for r in parse_tagged((src / part).read_text("latin-1"), "PN"):
+            docs.append({"id": str(int(r["RN"][0].split()[0])),
+                         "title": " ".join(r.get("TI", [])),
+                         "body": " ".join(r.get("AB", r.get("EX", [])))})
+    queries, qrels = [], []
+    for r in parse_tagged((src / "cfquery").read_text("latin-1"), "QN"):
+        qid = str(int(r["QN"][0].split()[0]))
+        queries.append((qid, " ".join(r["QU"])))
+        pairs = " ".join(r.get("RD", [])).split()
+        qrels += [(qid, str(int(doc)), sum(int(judge) for judge in score))
+                  for doc, score in zip(pairs[::2], pairs[1::2])]
+    return _write(out, docs, queries, qrels)
+
+
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def convert_scifact(src: Path, out: Path) -> dict[str, int]:
+    csv.field_size_limit(1 << 30)
+    with zipfile.ZipFile(src / "scifact.zip") as z:
+        with z.open("corpus_train.csv") as f:
+            docs = [{"id": row["doc_id"], "title": row["title"],
+                     "body": " ".join(ast.literal_eval(m.group(0))
+                                      for m in _QUOTED.finditer(row["abstract"]))}
+                    for row in csv.DictReader(io.TextIOWrapper(f, "utf-8"))]
+        with z.open("claims_validation.csv") as f:
+            claims = list(csv.DictReader(io.TextIOWrapper(f, "utf-8")))
+    queries = list({row["id"]: row["claim"] for row in claims}.items())
+    qrels = sorted({(row["id"], doc, 1) for row in claims
+                    for doc in row["cited_doc_ids"].strip("[]").split()},
+                   key=lambda t: (int(t[0]), int(t[1])))
+    return _write(out, docs, queries, qrels)
+
+
 CONVERTERS = {"cisi": convert_cisi, "cranfield": convert_cranfield, "adi": convert_adi,
               "cacm": convert_cacm, "lisa": convert_lisa, "npl": convert_npl,
-              "reuters": convert_reuters}
+              "reuters": convert_reuters, "cf": convert_cf, "scifact": convert_scifact}
 REQUIRED = {"cisi": ("CISI.ALL", "CISI.QRY", "CISI.REL"),
             "cranfield": ("cran.all.1400", "cran.qry", "cranqrel"),
             "adi": ("ADI.ALL", "ADI.QRY", "ADI.REL"),
             "cacm": ("cacm.all", "query.text", "qrels.text"),
             "lisa": ("LISA", "LISA.QUE", "LISA.REL"),
             "npl": ("doc-text", "query-text", "rlv-ass"),
-            "reuters": ("reut2-000.sgm",)}
+            "reuters": ("reut2-000.sgm",),
+            "cf": ("cf74", "cf75", "cf76", "cf77", "cf78", "cf79", "cfquery"),
+            "scifact": ("scifact.zip",)}
 
 # name -> (repository, commit, {path in the repository: file name in bench/data/raw/<name>/})
 SOURCES: dict[str, tuple[str, str, dict[str, str]]] = {
@@ -341,6 +434,11 @@ SOURCES: dict[str, tuple[str, str, dict[str, str]]] = {
             "8b85e649541cef4ebb4b76b8ba459460a6457ca9",
             {"data/npl/doc-text": "doc-text", "data/npl/query-text": "query-text",
              "data/npl/rlv-ass": "rlv-ass"}),
+    "cf": ("brse01/information-retrieval", "80f3552231f437e367c39c6d7ab930a361703417",
+           {f"cfc/{name}": name for name in ("cf74", "cf75", "cf76", "cf77", "cf78", "cf79",
+                                              "cfquery", "README", "copyright")}),
+    "scifact": ("sumithra-p-v/claimverifier", "b42f1c3444b28884ddcfadffafbfe223646c6c37",
+                {"data/scifact.zip": "scifact.zip"}),
 }
 
 
@@ -371,7 +469,7 @@ def empty(data: Path, name: str) -> str | None:
     return None
 
 
-def convert(corpora: Path, data: Path, names: tuple[str, ...] = COLLECTIONS
+def convert(corpora: Path, data: Path, names: tuple[str, ...] = COLLECTIONS + CHECKS
             ) -> dict[str, dict[str, int]]:
     """Convert each named collection whose inputs are present; absent ones are left out."""
     return {name: CONVERTERS[name](source(corpora, data, name), data / name)

@@ -95,6 +95,7 @@ def test_relevance_against_the_peers(corpora: Path, tmp_path: Path,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     """Needs the bench extra's bm25s: the README's test install leaves it out, so this skips."""
     pytest.importorskip("bm25s", reason="bm25s is in the bench extra: pip install -e '.[bench]'")
+    _fake_cf(tmp_path / "data" / "raw" / "cf")
     bench(corpora, tmp_path, capsys, "convert")
     out = bench(corpora, tmp_path, capsys, "relevance")
     rows = _result(tmp_path, "relevance")["rows"]
@@ -109,8 +110,27 @@ def test_relevance_against_the_peers(corpora: Path, tmp_path: Path,
     assert "Leave-one-collection-out" in out and "picked on all 2" in out
     # no raw files under this run's --data, and the made-up Reuters has no ModApte test split
     skipped = _result(tmp_path, "relevance")["skipped"]
-    assert set(skipped) == {"adi", "cacm", "lisa", "npl", "reuters"}
+    assert set(skipped) == {"adi", "cacm", "lisa", "npl", "reuters", "scifact"}
     assert "skipped lisa: " in out and "fetch-collections" in skipped["lisa"]
+    # CF, a collection only measured on, is scored beside the others but never picked with
+    assert ("cf", "archive") in systems and ("cf", "bm25s") in systems
+    assert [r["collection"] for r in levers["checks"]] == ["cf"]
+    assert levers["checks"][0]["current"] == pytest.approx(
+        next(r["map"] for r in rows if r["collection"] == "cf" and r["system"] == "archive"))
+    assert "only measured on" in out
+
+
+def _fake_cf(folder: Path) -> None:
+    """A made-up CF collection in its original tagged format (``testcollections.convert_cf``)."""
+    folder.mkdir(parents=True)
+    records = [f"PN 740{n:02d}\nRN {n:05d} \nTI {WORDS[n]} {WORDS[n + 1]}\n"
+               f"AB {_text(n, 12)}\n" for n in range(1, 7)]
+    (folder / "cf74").write_text("\n".join(records), "latin-1")
+    for part in ("cf75", "cf76", "cf77", "cf78", "cf79"):
+        (folder / part).write_text("", "latin-1")
+    (folder / "cfquery").write_text(
+        f"QN 00001 \nQU {WORDS[1]} {WORDS[2]}\nNR 00002\nRD    1 2200    2 0100\n\n"
+        f"QN 00002 \nQU {WORDS[4]}\nNR 00001\nRD    4 1111\n", "latin-1")
 
 
 def test_lead_titles_compares_the_made_titles_searched_and_not(
@@ -180,25 +200,26 @@ def test_analyzers_archive_variant_is_the_archives_analyzer() -> None:
 
 
 def test_analyzers_selection_picks_on_the_others() -> None:
-    """Left out, each collection gets the analyzer best on the other two: x gets A (A's lead
-    on z outweighs B's on y), y and z get B; B is the pick on all three."""
+    """Left out, each collection gets the analyzer best on the other two: x gets A (its worst
+    of y and z is above B's), y and z get B (A is far below the peer on x); B is the pick on
+    all three."""
     from bench import analyzers, levers
 
     a, b = analyzers.VARIANTS[0], analyzers.ARCHIVE
     now, other = levers.Setting(), levers.Setting(k1=1.2)
     maps = {v: {} for v in analyzers.VARIANTS}
     for v in analyzers.VARIANTS:
-        for name, (ma, mb) in {"x": (0.40, 0.85), "y": (0.40, 0.50), "z": (0.70, 0.30)}.items():
+        for name, (ma, mb) in {"x": (0.20, 0.44), "y": (0.48, 0.44), "z": (0.48, 0.44)}.items():
             maps[v][name] = {now: ma if v == a else mb if v == b else 0.1, other: 0.05}
     result = analyzers.select(maps, {"x": 0.4, "y": 0.4, "z": 0.4}, [now, other], now)
     picks = {r["collection"]: r["picked"] for r in result["alone"]}
     assert picks["x"].startswith(a.label + ";")
     assert picks["y"].startswith(b.label + ";") and picks["z"].startswith(b.label + ";")
     assert result["alone_pick"].startswith(b.label + ";") and result["alone_pick_is_archive"]
-    assert result["alone_mean"] == pytest.approx((0.40 + 0.50 + 0.30) / 0.4 / 3)
+    assert result["alone_mean"] == pytest.approx((0.20 + 0.44 + 0.44) / 0.4 / 3)
     assert result["joint_mean"] == pytest.approx(result["alone_mean"])  # `other` never wins
     assert [v["criterion"] for v in result["variants"] if v["archive"]] == \
-        [pytest.approx((0.85 + 0.50 + 0.30) / 0.4 / 3)]
+        [pytest.approx(0.44 / 0.4)]
 
 
 def test_examples(corpora: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

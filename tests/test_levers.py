@@ -19,47 +19,55 @@ A, B, C = Setting(k1=0.9), Setting(k1=1.2), Setting(k1=2.0)
 
 
 def test_leave_one_out_picks_on_the_others_and_reports_the_held_out() -> None:
-    # C is best on x in hindsight, but A wins on y and z, so x held out gets A's MAP
+    # C is best on x in hindsight, but A holds on y and z, so x held out gets A's MAP
     maps = {"x": {A: 0.30, B: 0.20, C: 0.40},
             "y": {A: 0.50, B: 0.45, C: 0.10},
             "z": {A: 0.20, B: 0.30, C: 0.10}}
     best_peer = {"x": 0.30, "y": 0.50, "z": 0.20}
     rows, chosen = levers.leave_one_out(maps, best_peer, [A, B, C])
     by = {r["collection"]: r for r in rows}
-    # held out x: on y, z the ratios are A (1.0 + 1.0) / 2, B (0.9 + 1.5) / 2, C (0.2 + 0.5) / 2
-    assert by["x"]["picked"] == B.label and by["x"]["map"] == 0.20
-    assert by["x"]["hindsight"] == 0.40 and by["x"]["ratio"] == pytest.approx(0.20 / 0.30)
-    # held out y: on x, z: A (1 + 1) / 2 = 1.0, B (0.667 + 1.5) / 2 = 1.083, C (1.333 + 0.5) / 2
-    assert by["y"]["picked"] == B.label and by["y"]["map"] == 0.45
-    # held out z: on x, y: A (1 + 1) / 2, B (0.667 + 0.9) / 2, C (1.333 + 0.2) / 2
-    assert by["z"]["picked"] == A.label and by["z"]["map"] == 0.20
-    # on all three: A 1.0, B (0.667 + 0.9 + 1.5) / 3 = 1.022, C (1.333 + 0.2 + 0.5) / 3 = 0.678
-    assert chosen == B
+    # ratios: A 1.0 / 1.0 / 1.0, B 0.667 / 0.9 / 1.5, C 1.333 / 0.2 / 0.5
+    # held out x: on y, z the worst ratios are A 1.0, B 0.9, C 0.2 (B's mean, 1.2, is the best:
+    # a mean would pick B and pay y's loss with z's gain)
+    assert by["x"]["picked"] == A.label and by["x"]["map"] == 0.30
+    assert by["x"]["hindsight"] == 0.40 and by["x"]["ratio"] == pytest.approx(1.0)
+    assert by["y"]["picked"] == A.label and by["z"]["picked"] == A.label
+    assert chosen == A
     assert levers.criterion(maps, best_peer, B, maps) == pytest.approx((2 / 3 + 0.9 + 1.5) / 3)
+    assert levers.worst(maps, best_peer, B, maps) == pytest.approx(2 / 3)
     # the named peers' ratio rides along and changes no pick
     named = {"x": 0.25, "y": 0.50, "z": 0.20}
     again, chosen_again = levers.leave_one_out(maps, best_peer, [A, B, C], named_peer=named)
-    assert [r["picked"] for r in again] == [r["picked"] for r in rows] and chosen_again == B
-    assert {r["collection"]: r["named_ratio"] for r in again}["x"] == pytest.approx(0.20 / 0.25)
+    assert [r["picked"] for r in again] == [r["picked"] for r in rows] and chosen_again == A
+    assert {r["collection"]: r["named_ratio"] for r in again}["x"] == pytest.approx(0.30 / 0.25)
+
+
+def test_the_mean_decides_between_settings_whose_worst_collection_is_equal() -> None:
+    maps = {"x": {A: 0.30, B: 0.30}, "y": {A: 0.20, B: 0.25}}
+    assert levers.pick(maps, {"x": 0.3, "y": 0.2}, [A, B], ["x", "y"]) == B
 
 
 def test_the_setting_in_use_is_kept_unless_the_picks_gain_held_out() -> None:
-    maps = {"x": {A: 0.30, B: 0.20, C: 0.40},
-            "y": {A: 0.50, B: 0.45, C: 0.10},
-            "z": {A: 0.20, B: 0.30, C: 0.10}}
+    D = Setting(k1=3.0)
+    # ratios: A 1.0 / 1.0 / 1.0, B 1.1 / 0.9 / 1.05, C 0.333 / 1.2 / 1.5, D 0.2 everywhere
+    maps = {"x": {A: 0.30, B: 0.33, C: 0.10, D: 0.06},
+            "y": {A: 0.50, B: 0.45, C: 0.60, D: 0.10},
+            "z": {A: 0.20, B: 0.21, C: 0.30, D: 0.04}}
     best_peer = {"x": 0.30, "y": 0.50, "z": 0.20}
 
     def verdict(current: Setting) -> str:
-        computable = levers.selection(maps, best_peer, [A, B, C], current)
-        return levers.verdict({"computable": computable, "current_criterion":
-                               levers.criterion(maps, best_peer, current, maps)})
-    # B is the pick on all three (criterion 1.022); held out the picks score
-    # (0.667 + 0.9 + 1.0) / 3 = 0.856
-    assert verdict(B).startswith("the pick")
-    # A (criterion 1.0) does better in sample than the picks do held out: kept
-    assert verdict(A).startswith("kept: the pick (" + B.label)
-    # C (criterion 0.678) does worse: the picks gain held out, change it
-    assert verdict(C).endswith("change it")
+        computable = levers.selection(maps, best_peer, [A, B, C, D], current)
+        return levers.verdict({"computable": computable,
+                               "current_criterion": levers.criterion(maps, best_peer, current,
+                                                                     maps),
+                               "current_worst": levers.worst(maps, best_peer, current, maps)})
+    # A is the pick on all three (worst 1.0); held out the picks are C for x (0.333), B for y
+    # (0.9), A for z (1.0): worst 0.333, mean 0.744
+    assert verdict(A).startswith("the pick")
+    # B (worst 0.9) stands better in sample than the picks do held out: kept
+    assert verdict(B).startswith("kept: the pick (" + A.label)
+    # D (worst 0.2) stands worse: the picks gain held out, change it
+    assert verdict(D).endswith("change it")
 
 
 def test_equal_settings_go_to_the_earlier_one() -> None:

@@ -136,6 +136,78 @@ def test_npl(tmp_path: Path) -> None:
     assert qrels == ["1 0 1239 1", "1 0 1502 1", "1 0 4462 1", "1 0 2 1", "2 0 414 1"]
 
 
+CF_DOCS = """PN 74001
+RN 00001 
+TI Pseudomonas infection in cystic fibrosis.  Occurrence of
+   precipitating antibodies.
+MJ CYSTIC-FIBROSIS: co.
+AB The significance of Pseudomonas infection in the
+   respiratory tract.
+RF Hoiby N             77     ...
+
+PN 74002
+RN 00002 
+TI Amylase in saliva.
+E\xe0 Salivar\xf9 amylas\xe5
+   level\xf3 wer\xe5 determined.
+"""
+CF_QUERIES = """QN 00001 
+QU What are the effects of calcium on the physical properties of mucus
+   from CF patients? 
+NR 00003
+RD    1 1222    2 0001 1239 2
+    011
+
+QN 00002 
+QU Amylase?
+NR 00001
+RD    2 1000
+"""
+
+
+def test_cf_sums_the_judges_and_reads_pairs_across_lines(tmp_path: Path) -> None:
+    parts = {name: "" for name in tc.REQUIRED["cf"]}
+    src = _files(tmp_path / "cf", {**parts, "cf74": CF_DOCS, "cfquery": CF_QUERIES})
+    stats = tc.convert_cf(src, tmp_path / "out")
+    docs, queries, qrels = _read(tmp_path / "out")
+    assert docs == [{"id": "1", "title": "Pseudomonas infection in cystic fibrosis.  "
+                     "Occurrence of precipitating antibodies.",
+                     "body": "The significance of Pseudomonas infection in the respiratory "
+                     "tract."},
+                    # a damaged tag: the abstract is dropped, the title kept
+                    {"id": "2", "title": "Amylase in saliva.", "body": ""}]
+    assert queries == [["1", "What are the effects of calcium on the physical properties of "
+                        "mucus from CF patients?"], ["2", "Amylase?"]]
+    # "1239 2" then "011" on the next line: the score may wrap, pairs are read across lines
+    assert qrels == ["1 0 1 7", "1 0 2 1", "1 0 1239 2", "2 0 2 1"]
+    assert stats["judged_queries"] == 2
+
+
+def test_scifact_joins_the_sentences_and_dedupes_the_claims(tmp_path: Path) -> None:
+    import zipfile
+    (tmp_path / "sf").mkdir()
+    with zipfile.ZipFile(tmp_path / "sf" / "scifact.zip", "w") as z:
+        z.writestr("corpus_train.csv",
+                   'doc_id,title,abstract,structured\n'
+                   '4983,Microstructural development.,"[\'Alterations of the brain.\'\n'
+                   ' \'A line scan (MRI) was used.\' ""It\'s 3.0%.""]",False\n'
+                   '5836,Induction of myelodysplasia.,[\'One sentence.\'],False\n')
+        z.writestr("claims_validation.csv",
+                   "id,claim,evidence_doc_id,evidence_label,evidence_sentences,cited_doc_ids\n"
+                   "3,\"1,000 genomes project enables mapping.\",4983,SUPPORT,[2 5],[4983]\n"
+                   "3,\"1,000 genomes project enables mapping.\",4983,SUPPORT,[7],[4983]\n"
+                   "36,A deficiency of vitamin B12.,,,[],[ 5836  4983]\n")
+    tc.convert_scifact(tmp_path / "sf", tmp_path / "out")
+    docs, queries, qrels = _read(tmp_path / "out")
+    assert docs == [{"id": "4983", "title": "Microstructural development.",
+                     "body": "Alterations of the brain. A line scan (MRI) was used. It's 3.0%."},
+                    {"id": "5836", "title": "Induction of myelodysplasia.",
+                     "body": "One sentence."}]
+    assert queries == [["3", "1,000 genomes project enables mapping."],
+                       ["36", "A deficiency of vitamin B12."]]
+    assert qrels == ["3 0 4983 1", "36 0 4983 1", "36 0 5836 1"]
+
+
 def _story(newid: int, split: str, topics: list[str], topics_yes: str = "YES") -> str:
     labels = "".join(f"<D>{t}</D>" for t in topics)
     return (f'<REUTERS TOPICS="{topics_yes}" LEWISSPLIT="{split}" CGISPLIT="X" OLDID="1" '
@@ -205,7 +277,7 @@ def test_fetch_collections_reads_the_recorded_commit(tmp_path: Path,
 # -- the real collections, when their raw files are there ------------------------------------
 
 REAL = {"adi": (82, 35, 35), "cacm": (3204, 64, 52), "lisa": (6004, 35, 33),
-        "npl": (11429, 93, 93)}
+        "npl": (11429, 93, 93), "cf": (1239, 100, 100), "scifact": (5183, 300, 300)}
 
 
 @pytest.mark.parametrize("name", sorted(REAL))
