@@ -320,6 +320,8 @@ class Archive:
             sorting.FieldFacet("dated", reverse=True),
             sorting.FieldFacet("date", reverse=sort == "newest")])
         results = self._collect(parsed, text, sortedby, filter_query)
+        if sortedby is None:
+            results.top_n = self._ties_newest_first(results.top_n)
         suggestion, relaxed = None, False
         if results.is_empty() and text.strip():
             suggestion = query.suggest(self.searcher, self.index.schema, text)
@@ -329,6 +331,17 @@ class Archive:
                 results = self._collect(any_word, text, order, filter_query)
                 relaxed = not results.is_empty()
         return results, suggestion, relaxed
+
+    def _ties_newest_first(self, ranked: list[tuple[float, int]]) -> list[tuple[float, int]]:
+        """Whoosh's ranking with equal scores newest first (dated first, then by date, then by
+        document number: the "newest" sort), as the columns and the site's search order
+        them; Whoosh's collector leaves them by document number. The date order is read only
+        when the ranking holds a tie."""
+        if all(a[0] != b[0] for a, b in zip(ranked, ranked[1:])):
+            return ranked
+        position = self._tables.sorted_all("newest")[2]
+        last = len(position)
+        return sorted(ranked, key=lambda item: (-item[0], position.get(item[1], last)))
 
     def column_index(self) -> columns.ColumnIndex | None:
         """The open index's columns, or None when they are off or a segment lacks its

@@ -571,6 +571,38 @@ def test_a_phrase_in_the_headline_marks_no_body_words_that_stand_apart(tmp_path:
         compare(on_columns, on_whoosh, '"china arms" OR exports')
 
 
+def test_equal_scores_go_newest_first_on_both_paths_and_in_the_site(tmp_path: Path) -> None:
+    # Whoosh's collector leaves equal scores by document number (here the order the file
+    # lists them: oldest first); the archive's relevance order, like the site's search, puts
+    # the newest first and the undated last, whichever path answers
+    import json
+
+    from archive.site import search as site_search
+    from archive.site.files import OutputFolder
+    from support import static_search_reference as ref
+
+    dates = ["1987-03-02", "1987-04-20", "", "1987-03-30"]
+    with open(tmp_path / "wire.jsonl", "w", encoding="utf-8") as out:
+        for n, date in enumerate(dates):
+            out.write(json.dumps({"id": f"w{n}", "title": f"Harbour notice {'abcd'[n]}",
+                                  "body": f"Cargo rates at the harbour, notice {'wxyz'[n]}.",
+                                  "date": date, "source": "Wire"}) + "\n")
+    _index(tmp_path / "index", tmp_path / "wire.jsonl")
+    with Archive(tmp_path / "index") as on_columns, \
+            Archive(tmp_path / "index", use_columns=False) as on_whoosh:
+        assert on_columns.search_path("harbour") == "columns"
+        for archive in (on_columns, on_whoosh):
+            page = archive.search("harbour", all_copies=True)
+            assert len({h.score for h in page.hits}) == 1  # every score ties
+            assert [h.title[-1] for h in page.hits] == ["b", "d", "a", "c"]
+            assert [h.title[-1] for h in archive.search("harbour", page=2, page_size=2,
+                                                        all_copies=True).hits] == ["a", "c"]
+        site_search.build_bundle(on_whoosh, OutputFolder(tmp_path / "site"))
+    reader = ref.BundleReader(tmp_path / "site" / "search" / "bundle")
+    assert [h["title"][-1] for h in ref.search(reader, "harbour", facets=False).hits] == \
+        ["b", "d", "a", "c"]
+
+
 def test_a_snippet_marks_the_words_its_own_article_matched(tmp_path: Path) -> None:
     # "bu?s" expands to "buy" and "but" (the stem of "butted"); Whoosh's highlighter marked
     # every expansion any hit matched, so the stop word "but" in the first article was

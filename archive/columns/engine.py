@@ -6,8 +6,9 @@ are whole numpy arrays, an AND is a vectorised intersection, an OR an accumulati
 score array, NOT a complement, and the top of the ranking comes from ``argpartition``. The
 scores are the searcher's weighting (``archive.ranking.NewsBM25F``) computed by its own
 ``score_function`` over the same term frequencies, field lengths, idf and average lengths
-Whoosh reads, so each score equals the one Whoosh computes; the order is Whoosh's too: best
-score first, ties by document number (its collector's order), and for the date sorts
+Whoosh reads, so each score equals the one Whoosh computes; the order is the archive's: best
+score first, equal scores newest first (as ``Archive`` reorders Whoosh's collector, which
+leaves them by document number, and as the site's search does), and for the date sorts
 undated last, then by date, then by document number.
 
 Phrases and proximity take their candidates from the columns (the documents holding every
@@ -22,6 +23,7 @@ What the engine does not take raises ``Unsupported`` and the caller answers from
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -641,9 +643,10 @@ class ColumnIndex:
         ranks first by it, as ``query.most_words_first`` does."""
         if sort == "relevance":
             keys = [-found.scores] if missing is None else [missing, -found.scores]
-        else:
-            keys = [self.order(sort)[found.docs]]
-        return Ranked(self, found, keys)
+            return Ranked(self, found, keys,
+                          ties=(lambda: self.order("newest")[found.docs]) if missing is None
+                          else None)
+        return Ranked(self, found, [self.order(sort)[found.docs]])
 
     def words_missing(self, words: list[Any], docs: np.ndarray) -> np.ndarray:
         """How many of ``words`` (queries) each of ``docs`` does not match."""
@@ -656,10 +659,14 @@ class ColumnIndex:
 class Ranked:
     """Matches in a ranking, read a top slice at a time (a page needs only its slice)."""
 
-    def __init__(self, columns: ColumnIndex, found: Match, keys: list[np.ndarray]):
+    def __init__(self, columns: ColumnIndex, found: Match, keys: list[np.ndarray],
+                 ties: Callable[[], np.ndarray] | None = None):
         self.columns = columns
         self.found = found
         self.keys = keys  # most significant first; ties by document number
+        # a relevance ranking's equal scores go newest first ("newest" order of the matches),
+        # as Whoosh's path and the site's search order them; read only when there is a tie
+        self._ties = ties
 
     @property
     def total(self) -> int:
@@ -667,7 +674,12 @@ class Ranked:
 
     def _order(self, among: np.ndarray) -> np.ndarray:
         docs = self.found.docs[among]
-        return among[np.lexsort([docs] + [key[among] for key in reversed(self.keys)])]
+        keys = [key[among] for key in self.keys]
+        if self._ties is not None and len(among) > 1:
+            last = np.sort(keys[-1])
+            if (last[1:] == last[:-1]).any():
+                keys.append(self._ties()[among])
+        return among[np.lexsort([docs] + keys[::-1])]
 
     def top(self, k: int) -> np.ndarray:
         """Positions (into the matches) of the first ``k`` in rank order."""
