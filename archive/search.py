@@ -335,13 +335,28 @@ class Archive:
     def _ties_newest_first(self, ranked: list[tuple[float, int]]) -> list[tuple[float, int]]:
         """Whoosh's ranking with equal scores newest first (dated first, then by date, then by
         document number: the "newest" sort), as the columns and the site's search order
-        them; Whoosh's collector leaves them by document number. The date order is read only
-        when the ranking holds a tie."""
-        if all(a[0] != b[0] for a, b in zip(ranked, ranked[1:])):
+        them; Whoosh's collector leaves them by document number. Only the runs of equal
+        scores are reordered, from the date columns of their documents alone."""
+        runs = [i for i in range(1, len(ranked)) if ranked[i][0] == ranked[i - 1][0]]
+        if not runs:
             return ranked
-        position = self._tables.sorted_all("newest")[2]
-        last = len(position)
-        return sorted(ranked, key=lambda item: (-item[0], position.get(item[1], last)))
+        reader = self.searcher.reader()
+        dated = reader.column_reader("dated", translate=True)
+        when = reader.column_reader("date", translate=False)
+
+        def newest(item: tuple[float, int]) -> tuple[int, int, int]:
+            docnum = item[1]
+            return (0, -when[docnum], docnum) if dated[docnum] else (1, 0, docnum)
+        out = list(ranked)
+        i = 0
+        while i < len(runs):  # each run: the items from runs[i] - 1 to the run's last index
+            first = last = runs[i]
+            while i + 1 < len(runs) and runs[i + 1] == last + 1:
+                i += 1
+                last = runs[i]
+            out[first - 1:last + 1] = sorted(out[first - 1:last + 1], key=newest)
+            i += 1
+        return out
 
     def column_index(self) -> columns.ColumnIndex | None:
         """The open index's columns, or None when they are off or a segment lacks its
