@@ -8,6 +8,7 @@ pass and kept.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, time
 from typing import Any
 
@@ -18,6 +19,9 @@ from archive.query import Filters
 
 #: single id lookups before the whole id table is read instead
 ID_LOOKUPS_BEFORE_TABLE = 256
+#: the date keys of equal scores are read one document at a time while they are fewer than
+#: the archive's documents over this; more, and the whole table is read once and kept
+NEWEST_TABLE_SHARE = 8
 
 
 class Tables:
@@ -35,6 +39,7 @@ class Tables:
         self._id_lookups = 0
         self._doc_keys: dict[int, str] = {}  # docnum -> external_id or id, for rank()
         self._days: list[date | None] | None = None
+        self._newest: list[tuple[int, int]] | None = None
         self._matched: tuple[Filters, list[int]] | None = None
 
     def docnum_of(self, article_id: str) -> int | None:
@@ -130,6 +135,27 @@ class Tables:
                 self._clusters = [reader.stored_fields(d).get("cluster") or str(d)
                                   for d in range(reader.doc_count_all())]
         return self._clusters
+
+    def newest_keys(self, count: int) -> Callable[[int], tuple[int, int]]:
+        """docnum -> its key in the "newest" sort but for the document number, the last tie
+        breaker: (0, minus the date) when dated, (1, 0) when not; for ``count`` lookups. The
+        whole table is read once and kept when ``count`` is a large part of the archive (or
+        it is read already); fewer lookups read each document's two column values, so a
+        search with a few equal scores does not pay for reading every document's date."""
+        reader = self.searcher.reader()
+        total = reader.doc_count_all()
+        if not total:  # an empty index's reader has no columns at all
+            return lambda docnum: (1, 0)
+        dated = reader.column_reader("dated", translate=True)
+        when = reader.column_reader("date", translate=False)
+
+        def read(docnum: int) -> tuple[int, int]:
+            return (0, -when[docnum]) if dated[docnum] else (1, 0)
+        if self._newest is None and count * NEWEST_TABLE_SHARE < total:
+            return read
+        if self._newest is None:
+            self._newest = [read(d) for d in range(total)]
+        return self._newest.__getitem__
 
     # -- facets ------------------------------------------------------------------------------
 

@@ -336,17 +336,14 @@ class Archive:
         """Whoosh's ranking with equal scores newest first (dated first, then by date, then by
         document number: the "newest" sort), as the columns and the site's search order
         them; Whoosh's collector leaves them by document number. Only the runs of equal
-        scores are reordered, from the date columns of their documents alone."""
+        scores are reordered."""
         runs = [i for i in range(1, len(ranked)) if ranked[i][0] == ranked[i - 1][0]]
         if not runs:
             return ranked
-        reader = self.searcher.reader()
-        dated = reader.column_reader("dated", translate=True)
-        when = reader.column_reader("date", translate=False)
+        key = self._tables.newest_keys(2 * len(runs))
 
         def newest(item: tuple[float, int]) -> tuple[int, int, int]:
-            docnum = item[1]
-            return (0, -when[docnum], docnum) if dated[docnum] else (1, 0, docnum)
+            return (*key(item[1]), item[1])
         out = list(ranked)
         i = 0
         while i < len(runs):  # each run: the items from runs[i] - 1 to the run's last index

@@ -571,11 +571,16 @@ def test_a_phrase_in_the_headline_marks_no_body_words_that_stand_apart(tmp_path:
         compare(on_columns, on_whoosh, '"china arms" OR exports')
 
 
-def test_equal_scores_go_newest_first_on_both_paths_and_in_the_site(tmp_path: Path) -> None:
+@pytest.mark.parametrize("table_share", [0, 10 ** 6])  # dates read per document, or as a table
+def test_equal_scores_go_newest_first_on_both_paths_and_in_the_site(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table_share: int) -> None:
     # Whoosh's collector leaves equal scores by document number (here the order the file
     # lists them: oldest first); the archive's relevance order, like the site's search, puts
     # the newest first and the undated last, whichever path answers
     import json
+
+    from archive import _tables
+    monkeypatch.setattr(_tables, "NEWEST_TABLE_SHARE", table_share)
 
     from archive.site import search as site_search
     from archive.site.files import OutputFolder
