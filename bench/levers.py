@@ -1,10 +1,9 @@
 """Ranking levers chosen by leave-one-collection-out: ``python -m bench levers``.
 
-Every lever but ``form`` is a parameter of the archive's one weighting family
-(``archive.ranking.NewsBM25F``: per-field BM25 summed over fields), so the static site's bundle,
-which recomputes the same formula from term frequencies and lengths, can follow whatever is
-chosen; ``form=bm25f`` is the candidate other family (a true BM25F), measured here before any
-of the product's scorers would be changed to it:
+Every lever is a parameter of the archive's one weighting (``archive.ranking.NewsBM25F``), so
+the static site's bundle, which recomputes the same formula from term frequencies and lengths,
+can follow whatever is chosen. ``form=bm25f`` (a true BM25F) is the product's form; ``sum``
+(a BM25 per field, summed: Whoosh's) stays in the grid as the form it replaced:
 
 * ``k1``; ``b`` (the body's and captions' length normalisation) and ``title_b`` (the title's);
 * ``title`` -- the query-time multiplier on the title field's score (the index-time field boost
@@ -12,7 +11,8 @@ of the product's scorers would be changed to it:
 * ``idf`` -- ``lucene`` = log(1 + (N - df + 0.5) / (df + 0.5)), ``whoosh`` = log(N / (df + 1)) + 1;
 * ``qtf`` -- a word said k times in the query weighs k, or 1;
 * ``form`` -- ``sum``: a BM25 per field (its own tf saturation and length), weighed and summed
-  over the fields (what ``NewsBM25F`` does); ``bm25f``: a true BM25F (Robertson and Zaragoza):
+  over the fields (what Whoosh's ``BM25F`` does); ``bm25f``: a true BM25F (Robertson and
+  Zaragoza), what ``NewsBM25F`` does for a word over several fields:
   each field's tf normalised by its own b and weighed by its field weight, summed over the
   fields into one tf, saturated once with k1, times the word's idf. In the sum form a word
   in title and body is saturated twice, so a match in both counts almost double; in BM25F
@@ -236,7 +236,8 @@ class QueryMatrix:
 
     In the sum form a setting's scores are the saturated term frequencies of its k1 and b's,
     weighed per row by field weight, query-term count and idf, and summed: ``NewsBM25F``'s
-    formula. In the BM25F form the rows of one word are first combined (each field's tf over
+    formula for a term of one field. In the BM25F form (``NewsBM25F``'s for a word over
+    several fields) the rows of one word are first combined (each field's tf over
     its length normalisation, times its field weight, summed), saturated once, and weighed
     per word by query-term count and idf."""
 
