@@ -142,6 +142,8 @@ class Tables:
         whole table is read once and kept when ``count`` is a large part of the archive (or
         it is read already); fewer lookups read each document's two column values, so a
         search with a few equal scores does not pay for reading every document's date."""
+        if self._newest is not None:
+            return self._newest.__getitem__
         reader = self.searcher.reader()
         total = reader.doc_count_all()
         if not total:  # an empty index's reader has no columns at all
@@ -151,10 +153,9 @@ class Tables:
 
         def read(docnum: int) -> tuple[int, int]:
             return (0, -when[docnum]) if dated[docnum] else (1, 0)
-        if self._newest is None and count * NEWEST_TABLE_SHARE < total:
+        if count * NEWEST_TABLE_SHARE < total:
             return read
-        if self._newest is None:
-            self._newest = [read(d) for d in range(total)]
+        self._newest = [read(d) for d in range(total)]
         return self._newest.__getitem__
 
     # -- facets ------------------------------------------------------------------------------

@@ -12,7 +12,9 @@ lists, single articles and their related ones.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
+import operator
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime
@@ -337,23 +339,16 @@ class Archive:
         document number: the "newest" sort), as the columns and the site's search order
         them; Whoosh's collector leaves them by document number. Only the runs of equal
         scores are reordered."""
-        runs = [i for i in range(1, len(ranked)) if ranked[i][0] == ranked[i - 1][0]]
-        if not runs:
+        runs = [list(run) for _, run in itertools.groupby(ranked, key=operator.itemgetter(0))]
+        tied = sum(len(run) for run in runs if len(run) > 1)
+        if not tied:
             return ranked
-        key = self._tables.newest_keys(2 * len(runs))
+        key = self._tables.newest_keys(tied)
 
         def newest(item: tuple[float, int]) -> tuple[int, int, int]:
             return (*key(item[1]), item[1])
-        out = list(ranked)
-        i = 0
-        while i < len(runs):  # each run: the items from runs[i] - 1 to the run's last index
-            first = last = runs[i]
-            while i + 1 < len(runs) and runs[i + 1] == last + 1:
-                i += 1
-                last = runs[i]
-            out[first - 1:last + 1] = sorted(out[first - 1:last + 1], key=newest)
-            i += 1
-        return out
+        return [item for run in runs
+                for item in (sorted(run, key=newest) if len(run) > 1 else run)]
 
     def column_index(self) -> columns.ColumnIndex | None:
         """The open index's columns, or None when they are off or a segment lacks its

@@ -644,8 +644,7 @@ class ColumnIndex:
         if sort == "relevance":
             keys = [-found.scores] if missing is None else [missing, -found.scores]
             return Ranked(self, found, keys,
-                          ties=(lambda: self.order("newest")[found.docs]) if missing is None
-                          else None)
+                          ties=(lambda: self.order("newest")) if missing is None else None)
         return Ranked(self, found, [self.order(sort)[found.docs]])
 
     def words_missing(self, words: list[Any], docs: np.ndarray) -> np.ndarray:
@@ -664,8 +663,8 @@ class Ranked:
         self.columns = columns
         self.found = found
         self.keys = keys  # most significant first; ties by document number
-        # a relevance ranking's equal scores go newest first ("newest" order of the matches),
-        # as Whoosh's path and the site's search order them; read only when there is a tie
+        # a relevance ranking's equal scores go newest first (docnum -> place in the "newest"
+        # order), as Whoosh's path and the site's search order them; read only on a tie
         self._ties = ties
 
     @property
@@ -678,7 +677,7 @@ class Ranked:
         if self._ties is not None and len(among) > 1:
             last = np.sort(keys[-1])
             if (last[1:] == last[:-1]).any():
-                keys.append(self._ties()[among])
+                keys.append(self._ties()[docs])
         return among[np.lexsort([docs] + keys[::-1])]
 
     def top(self, k: int) -> np.ndarray:
