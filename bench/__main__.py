@@ -31,6 +31,7 @@ import json
 import sys
 from pathlib import Path
 
+from bench import testcollections
 from bench.common import CORPORA, DATA, REPO, RESULTS, save, table
 
 
@@ -54,7 +55,6 @@ def corpus_list(args: argparse.Namespace) -> list[tuple[str, Path]]:
 
 
 def cmd_convert(args: argparse.Namespace) -> dict:
-    from bench import testcollections
     for name in testcollections.COLLECTIONS + testcollections.CHECKS:
         reason = testcollections.missing(args.corpora, args.data, name)
         if reason:
@@ -69,7 +69,6 @@ def cmd_convert(args: argparse.Namespace) -> dict:
 
 
 def cmd_fetch_collections(args: argparse.Namespace) -> dict:
-    from bench import testcollections
     done = testcollections.fetch_collections(args.mirror, args.data,
                                              tuple(args.collection or testcollections.SOURCES))
     rows = [{"collection": k, **v} for k, v in done.items()]
@@ -81,7 +80,7 @@ def cmd_fetch_collections(args: argparse.Namespace) -> dict:
 
 
 def cmd_relevance(args: argparse.Namespace) -> dict:
-    from bench import relevance, testcollections
+    from bench import relevance
     names, skipped = [], {}
     for name in args.collection or testcollections.COLLECTIONS + testcollections.CHECKS:
         reason = testcollections.missing(args.corpora, args.data, name)
@@ -152,7 +151,7 @@ def last_relevance_rows(args: argparse.Namespace) -> list[dict]:
 
 
 def cmd_levers(args: argparse.Namespace) -> dict:
-    from bench import relevance, testcollections
+    from bench import relevance
     rows = last_relevance_rows(args)
     best = relevance.best_peers(rows)
     named = relevance.best_peers(rows, relevance.NAMED_PEERS)
@@ -177,7 +176,7 @@ def cmd_lead_titles(args: argparse.Namespace) -> dict:
 
 
 def cmd_analyzers(args: argparse.Namespace) -> dict:
-    from bench import analyzers, relevance, testcollections
+    from bench import analyzers, relevance
     best = relevance.best_peers(last_relevance_rows(args))
     names = [n for n in args.collection or testcollections.COLLECTIONS
              if n in best and testcollections.paths(args.data, n)[0].is_file()]
@@ -377,26 +376,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--from", dest="mirror", type=Path, required=True,
                    help="folder holding the repositories (OWNER+NAME/repo or NAME)")
     p.add_argument("--collection", action="append",
-                   choices=("adi", "cacm", "lisa", "npl", "cf", "scifact"))
+                   choices=tuple(testcollections.SOURCES))
     p = sub.add_parser("relevance",
                        help="MAP/nDCG@10/P@10/R@100 vs bm25s, FTS5 and Whoosh BM25F")
     p.add_argument("--collection", action="append",
-                   choices=("cisi", "cranfield", "adi", "cacm", "lisa", "npl", "reuters", "cf",
-                            "scifact"))
+                   choices=testcollections.COLLECTIONS + testcollections.CHECKS)
     p.add_argument("--no-levers", action="store_true",
                    help="skip the leave-one-collection-out lever selection")
     p = sub.add_parser("levers", help="leave-one-collection-out lever selection alone")
     p.add_argument("--collection", action="append",
-                   choices=("cisi", "cranfield", "adi", "cacm", "lisa", "npl", "reuters", "cf",
-                            "scifact"))
+                   choices=testcollections.COLLECTIONS + testcollections.CHECKS)
     p = sub.add_parser("lead-titles",
                        help="titles made from the lead, searched or not (titles taken away)")
     p.add_argument("--collection", action="append",
-                   choices=("cisi", "cranfield", "adi", "cacm", "lisa", "reuters"))
+                   choices=tuple(n for n in testcollections.COLLECTIONS if n != "npl"))
     p = sub.add_parser("analyzers",
                        help="the analyzer's levers by leave-one-collection-out (four indexes each)")
     p.add_argument("--collection", action="append",
-                   choices=("cisi", "cranfield", "adi", "cacm", "lisa", "npl", "reuters"))
+                   choices=testcollections.COLLECTIONS)
     for name, text in (("index", "indexing speed vs FTS5"), ("queries", "query latency vs FTS5")):
         p = sub.add_parser(name, help=text)
         p.add_argument("--corpus", action="append", metavar="NAME=PATH",
